@@ -1,0 +1,72 @@
+# toolgate — the Makefile is the contract: CI only calls these targets.
+# `make run` and `make test` must work on a fresh machine with Go and npm.
+
+SHELL        := /bin/bash
+.SHELLFLAGS  := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+GO          ?= go
+BIN         := $(CURDIR)/bin
+MODULE      := github.com/toolgate/toolgate
+INTEROP     := testplugins/interop
+VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS     := -X $(MODULE)/host/mcpclient.Version=$(VERSION)
+# Tests run with the race detector, always. TEST_TIMEOUT bounds one package.
+TEST_TIMEOUT ?= 20m
+TESTFLAGS   ?=
+
+# Every main package and the binary it builds.
+CMDS := \
+	toolgate=./host/cmd/toolgate \
+	mcp-demo=./testplugins/mcp-demo
+
+.PHONY: help
+help: ## list targets
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n",$$1,$$2}'
+
+.PHONY: deps
+deps: ## download Go modules
+	$(GO) mod download
+
+.PHONY: build
+build: deps ## build bin/toolgate, the plugins and the test servers
+	@mkdir -p $(BIN)
+	@for pair in $(CMDS); do \
+		name=$${pair%%=*}; pkg=$${pair#*=}; \
+		echo "go build -o bin/$$name $$pkg"; \
+		$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/$$name $$pkg; \
+	done
+
+.PHONY: interop
+interop: $(INTEROP)/node_modules/.installed ## install the pinned npm referees (conformance, everything, inspector)
+
+$(INTEROP)/node_modules/.installed: $(INTEROP)/package.json $(INTEROP)/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is required for the interop tests (conformance suite, server-everything, inspector): install Node.js and npm" >&2; exit 1; }
+	cd $(INTEROP) && npm ci --ignore-scripts --no-audit --no-fund
+	@touch $@
+
+.PHONY: test
+test: build interop ## run every test with the race detector (builds binaries and referees first)
+	TOOLGATE_BIN=$(BIN) TOOLGATE_INTEROP=$(CURDIR)/$(INTEROP) \
+		$(GO) test -race -timeout $(TEST_TIMEOUT) $(TESTFLAGS) ./...
+
+.PHONY: bench
+bench: build ## run the benchmarks (ratios against baselines measured in the same run)
+	TOOLGATE_BIN=$(BIN) $(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
+
+.PHONY: check
+check: ## gofmt, go vet, and the sdk/ import boundary
+	@unformatted=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go' | grep -v '/internal/pb/')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	@leak=$$($(GO) list -deps -test ./sdk/... | grep -E '^$(MODULE)/(host|plugins)(/|$$)' || true); \
+	if [ -n "$$leak" ]; then echo "sdk/ must not import host/ or plugins/, but imports:"; echo "$$leak"; exit 1; fi
+	@echo "check: ok"
+
+.PHONY: run
+run: build ## the main job: start every server of config.hcl.example and show their status
+	$(BIN)/toolgate servers --config config.hcl.example
+
+.PHONY: clean
+clean: ## remove build outputs
+	rm -rf $(BIN)

@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolgate/toolgate/host/events"
+	"github.com/toolgate/toolgate/host/manager"
+)
+
+func newServersCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "servers",
+		Short: "Start every configured server and show its status, tool count, protocol and error",
+		Long: `Start every enabled server of the configuration concurrently, wait until each is
+ready, failed or cancelled, print one row per server, and stop them again.
+
+On a terminal, each server's outcome is shown as it arrives.
+
+Exit codes: 0 every enabled server is ready; 1 a required server failed;
+3 only optional servers failed; 2 the configuration is invalid.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := g.loadConfig()
+			if err != nil {
+				return err
+			}
+			h, sum, err := g.startHost(cmd.Context(), cfg, !asJSON && g.isTerminal(g.io.Err))
+			if err != nil {
+				return err
+			}
+			status := h.Manager.Status()
+			reqErr := h.Manager.RequiredError()
+			_ = h.Close()
+
+			if asJSON {
+				out := struct {
+					Servers []manager.ServerStatus `json:"servers"`
+					Startup events.StartupComplete `json:"startup"`
+				}{status, sum}
+				enc := json.NewEncoder(g.io.Out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(out); err != nil {
+					return exit(ExitFailure, err)
+				}
+			} else {
+				printServers(g, status)
+			}
+			switch {
+			case reqErr != nil:
+				return exit(ExitFailure, reqErr)
+			case len(sum.Failed) > 0 || len(sum.Cancelled) > 0:
+				return exit(ExitDegraded, nil)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	return cmd
+}
+
+func printServers(g *globals, status []manager.ServerStatus) {
+	if len(status) == 0 {
+		fmt.Fprintln(g.io.Out, "no servers configured: add a server block (see config.hcl.example)")
+		return
+	}
+	tw := tabwriter.NewWriter(g.io.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tSTATUS\tTRANSPORT\tTOOLS\tPROTOCOL\tWHERE\tRESTARTS\tERROR")
+	for _, s := range status {
+		where := s.Environment
+		if s.Launcher != "" && s.Launcher != s.Environment {
+			where += " (" + s.Launcher + ")"
+		}
+		if where == "" {
+			where = "-"
+		}
+		proto := s.Protocol
+		if proto == "" {
+			proto = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%d\t%s\n", s.Name, s.Status, s.Transport, s.Tools, proto, where, s.Restarts, oneLine(s.Error))
+	}
+	_ = tw.Flush()
+}
+
+// oneLine keeps a table row on one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/toolgate/toolgate/host/catalog"
+)
+
+// toolRow is one tool as `toolgate tools` shows it.
+type toolRow struct {
+	ModelName   string               `json:"model_name"`
+	Server      string               `json:"server"`
+	Tool        string               `json:"tool"`
+	Title       string               `json:"title,omitempty"`
+	Visibility  string               `json:"visibility"` // model | app-only
+	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
+}
+
+func newToolsCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "tools",
+		Short: "List every tool under its model name, with its raw route, annotations and visibility",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := g.loadConfig()
+			if err != nil {
+				return err
+			}
+			h, _, err := g.startHost(cmd.Context(), cfg, !asJSON && g.isTerminal(g.io.Err))
+			if err != nil {
+				return err
+			}
+			cat := h.Manager.Catalog()
+			reqErr := h.Manager.RequiredError()
+			_ = h.Close()
+			if reqErr != nil {
+				return exit(ExitFailure, reqErr)
+			}
+			rows := make([]toolRow, 0, len(cat.Tools))
+			for _, t := range cat.Tools {
+				rows = append(rows, rowOf(t))
+			}
+			if asJSON {
+				enc := json.NewEncoder(g.io.Out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(struct {
+					Revision uint64    `json:"revision"`
+					Tools    []toolRow `json:"tools"`
+				}{cat.Revision, rows})
+			}
+			if len(rows) == 0 {
+				fmt.Fprintln(g.io.Out, "no tools: no server is ready, or every tool is filtered out")
+				return nil
+			}
+			tw := tabwriter.NewWriter(g.io.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "MODEL NAME\tROUTE\tANNOTATIONS\tVISIBILITY")
+			for _, r := range rows {
+				fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\n", r.ModelName, r.Server, r.Tool, annotationText(r.Annotations), r.Visibility)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	return cmd
+}
+
+func rowOf(t catalog.ToolInfo) toolRow {
+	r := toolRow{ModelName: t.ModelName, Server: t.Server, Tool: t.RawName(), Title: t.Tool.Title,
+		Annotations: t.Tool.Annotations, Visibility: "model"}
+	if !t.ModelVisible {
+		r.Visibility = "app-only"
+	}
+	return r
+}
+
+// annotationText renders the hints that matter for approval, making the
+// spec defaults explicit: an absent destructiveHint means destructive.
+func annotationText(a *mcp.ToolAnnotations) string {
+	if a == nil {
+		return "none"
+	}
+	var parts []string
+	if a.ReadOnlyHint {
+		parts = append(parts, "read-only")
+	}
+	switch {
+	case a.DestructiveHint == nil:
+	case *a.DestructiveHint:
+		parts = append(parts, "destructive")
+	default:
+		parts = append(parts, "non-destructive")
+	}
+	switch {
+	case a.OpenWorldHint == nil:
+	case *a.OpenWorldHint:
+		parts = append(parts, "open-world")
+	default:
+		parts = append(parts, "closed-world")
+	}
+	if a.IdempotentHint {
+		parts = append(parts, "idempotent")
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ",")
+}

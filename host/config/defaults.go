@@ -1,0 +1,83 @@
+package config
+
+import (
+	"regexp"
+	"time"
+)
+
+// Defaults named only inside this package and by callers that want to show
+// them (help texts, docs). The ones several packages need are in types.go.
+const (
+	// DefaultHookTimeout bounds one call into a hook or launcher plugin.
+	DefaultHookTimeout = 10 * time.Second
+	// DefaultGuardianTimeout bounds one Guardian review; reviews reason
+	// over a transcript and need far longer than a hook.
+	DefaultGuardianTimeout = 90 * time.Second
+	// DefaultDeferCount and DefaultDeferBytes are the exposure auto-mode
+	// thresholds.
+	DefaultDeferCount = 50
+	DefaultDeferBytes = 64000
+	// MinNameLimit is the shortest flat model name budget that still fits
+	// "mcp__" + a server + a tool + a collision hash.
+	MinNameLimit = 32
+)
+
+// protocolVersions are the MCP protocol versions protocol_version may pin,
+// oldest first. ProtocolAuto is accepted besides these.
+var protocolVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
+
+// hookEvents are the events a hook plugin may subscribe to with events = [...].
+var hookEvents = []string{"PreToolUse", "PermissionRequest", "PostToolUse"}
+
+// namePattern is the rule for server names (and, for consistency, plugin
+// and environment names): they become part of model-visible tool names.
+var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
+
+// envNamePattern is what a POSIX shell accepts as a variable name.
+var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// defaultConfig is every top-level default, in one place.
+func defaultConfig() Config {
+	return Config{
+		Approval: Approval{
+			Policy:      PolicyOnRequest,
+			Permissions: PermWorkspaceWrite,
+			Reviewer:    ReviewerUser,
+		},
+		Exposure: Exposure{
+			Mode:       ExposureAuto,
+			NameLimit:  DefaultNameLimit,
+			DeferCount: DefaultDeferCount,
+			DeferBytes: DefaultDeferBytes,
+		},
+		Model: Model{OutputBudgetBytes: DefaultOutputBudget},
+		Serve: Serve{Listen: DefaultListen},
+	}
+}
+
+// defaultServer is a server block before any field is read.
+func defaultServer(name string) Server {
+	return Server{
+		Name:           name,
+		Enabled:        true,
+		StartupTimeout: DefaultStartupTimeout,
+		ToolTimeout:    DefaultToolTimeout,
+		Prefix:         true,
+		Environment:    LocalEnvironment,
+		// ProtocolAuto lets mcpclient pick a version every released
+		// server answers; pinning is the user's explicit choice.
+		ProtocolVersion: ProtocolAuto,
+	}
+}
+
+// defaultPluginTimeout depends on the kind: a Guardian review is a model
+// call, a hook or a launcher start is a quick local RPC.
+func defaultPluginTimeout(kind PluginKind) time.Duration {
+	if kind == KindGuardian {
+		return DefaultGuardianTimeout
+	}
+	return DefaultHookTimeout
+}
+
+// defaultOAuthGrant is the interactive flow; client_credentials is opt-in.
+const defaultOAuthGrant = "authorization_code"

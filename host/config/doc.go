@@ -1,0 +1,40 @@
+// Package config owns toolgate's HCL configuration: the schema, loading
+// and merging files, defaults, validation with Terraform-style diagnostics,
+// config discovery, and the one write the host ever makes to a config file
+// ("Allow and don't ask me again", [RememberToolApproval]).
+//
+// Everything else in the host reads the [Config] projection and never
+// HCL. Plugin- and environment-owned config {} bodies are the exception by
+// design: they are kept undecoded ([Plugin.Config], [Environment.Config])
+// and decoded by the plugin host with [DecodeConfigBody] and the schema
+// the plugin reports.
+//
+// What it must not do: start processes, open connections or read anything
+// after [Load] returns. The environment is read in Load only (env(), and
+// the check that bearer_token_env_var is set); values of environment
+// variables, file() contents and URLs never appear in a diagnostic.
+//
+// Lifecycle: [Discover] picks a path, [Load] returns an immutable *Config
+// plus diagnostics, [WriteDiagnostics] renders them. Reload loads again and
+// compares blocks with [Server.SameProjection] (and the Plugin and
+// Environment variants) to decide what to restart.
+//
+// Concurrency: a *Config is immutable and safe to share. Load, Discover
+// and WriteDiagnostics are safe to call concurrently. RememberToolApproval
+// replaces the file atomically, but concurrent calls for the same file
+// must be serialized by the caller.
+//
+// Example:
+//
+//	path, err := config.Discover(flagConfig, nil)
+//	if err != nil {
+//		return err
+//	}
+//	cfg, diags := config.Load(path, config.LoadOptions{})
+//	if len(diags) > 0 {
+//		_ = config.WriteDiagnostics(os.Stderr, diags, cfg.Files, 100, isTerminal)
+//	}
+//	if diags.HasErrors() {
+//		return errors.New("invalid configuration")
+//	}
+package config

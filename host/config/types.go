@@ -1,0 +1,297 @@
+package config
+
+import (
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// Config is the validated, defaulted projection of one or more HCL files.
+// Every consumer reads this; nobody outside this package reads HCL.
+//
+// A Config is immutable once returned by [Load]: consumers must not modify
+// it, and the reload path compares two Configs to decide what to restart.
+type Config struct {
+	// Paths are the files that were read, in load order.
+	Paths []string
+	// Dir is the directory relative paths are resolved against (the
+	// directory of the first file).
+	Dir string
+
+	AuditLog string // absolute path, "" = no audit log
+
+	Approval Approval
+	Exposure Exposure
+	Model    Model
+	Serve    Serve
+
+	Plugins      []Plugin      // in config order
+	Environments []Environment // in config order; "local" is implicit
+	Servers      []Server      // in config order
+
+	// Files holds the parsed sources, for diagnostics rendering.
+	Files map[string]*hcl.File
+}
+
+// Server returns the server block with the given name.
+func (c *Config) Server(name string) (Server, bool) {
+	for _, s := range c.Servers {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Server{}, false
+}
+
+// Plugin returns the plugin block with the given name.
+func (c *Config) Plugin(name string) (Plugin, bool) {
+	for _, p := range c.Plugins {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Plugin{}, false
+}
+
+// Environment returns the environment block with the given name. The
+// built-in "local" environment is returned when no block overrides it.
+func (c *Config) Environment(name string) (Environment, bool) {
+	for _, e := range c.Environments {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	if name == LocalEnvironment {
+		return Environment{Name: LocalEnvironment, Launcher: LocalLauncher}, true
+	}
+	return Environment{}, false
+}
+
+// Policy is the approval policy: when may the host ask a human.
+type Policy string
+
+const (
+	PolicyUntrusted Policy = "untrusted"
+	PolicyOnRequest Policy = "on-request"
+	PolicyNever     Policy = "never"
+)
+
+// Permissions is the sandbox permission profile the host runs under.
+type Permissions string
+
+const (
+	PermReadOnly       Permissions = "read-only"
+	PermWorkspaceWrite Permissions = "workspace-write"
+	PermFullAccess     Permissions = "full-access"
+)
+
+// Reviewer says who answers the user path of the approval procedure.
+type Reviewer string
+
+const (
+	ReviewerUser     Reviewer = "user"
+	ReviewerGuardian Reviewer = "guardian"
+)
+
+// Approval is the top-level approval block.
+type Approval struct {
+	Policy      Policy      // default on-request
+	Permissions Permissions // default workspace-write
+	Reviewer    Reviewer    // default user
+	// Guardian names the plugin block of kind guardian used when Reviewer
+	// is guardian. Empty means "the only guardian plugin configured".
+	Guardian string
+}
+
+// ApprovalMode is a per-server or per-tool approval mode.
+type ApprovalMode string
+
+const (
+	ModeAuto    ApprovalMode = "auto"
+	ModePrompt  ApprovalMode = "prompt"
+	ModeWrites  ApprovalMode = "writes"
+	ModeApprove ApprovalMode = "approve"
+)
+
+// ExposureMode decides which tools the model sees directly.
+type ExposureMode string
+
+const (
+	ExposureDirect   ExposureMode = "direct"
+	ExposureDeferred ExposureMode = "deferred"
+	ExposureAuto     ExposureMode = "auto"
+)
+
+// Exposure is the top-level exposure block.
+type Exposure struct {
+	Mode      ExposureMode // default auto
+	NameLimit int          // bytes of the flat model name; default 64, 1..128
+	// DeferCount and DeferBytes are the auto-mode thresholds: the direct
+	// list is deferred when it would hold more than DeferCount tools or
+	// more than DeferBytes bytes of specs.
+	DeferCount int
+	DeferBytes int
+	NeverDefer []string // model names or globs pinned to the direct list
+}
+
+// Model describes what the consuming model can take.
+type Model struct {
+	ImageInput        bool
+	AudioInput        bool
+	OutputBudgetBytes int // default 12000
+}
+
+// Serve is the gateway listener block.
+type Serve struct {
+	Listen      string // default 127.0.0.1:8931
+	TokenEnvVar string // env var holding the bearer token for non-loopback binds
+}
+
+// PluginKind is the kind of an out-of-process plugin.
+type PluginKind string
+
+const (
+	KindHook     PluginKind = "hook"
+	KindGuardian PluginKind = "guardian"
+	KindLauncher PluginKind = "launcher"
+)
+
+// OnError says what a failing plugin means for a decision.
+type OnError string
+
+const (
+	OnErrorDeny OnError = "deny"
+	OnErrorSkip OnError = "skip"
+)
+
+// Plugin is one plugin block.
+type Plugin struct {
+	Name    string
+	Kind    PluginKind
+	Path    string // absolute path of the binary
+	SHA256  string // lowercase hex, "" = not pinned
+	Timeout time.Duration
+	OnError OnError
+	// Config is the raw plugin-owned config {} body, decoded later by the
+	// plugin host with the schema the plugin reports. nil = no block.
+	Config hcl.Body
+	// Hook-only: which tools this hook sees. Empty = all tools.
+	Match []HookMatch
+	// Hook-only: events this hook receives. Empty = all events.
+	Events []string
+
+	DeclRange hcl.Range
+}
+
+// HookMatch selects tools for a hook. All set fields must match.
+type HookMatch struct {
+	Server string // glob over the server name
+	Tool   string // glob over the raw tool name
+	Regex  string // regular expression over the flat model name
+}
+
+// Built-in environment and launcher names.
+const (
+	LocalEnvironment = "local"
+	LocalLauncher    = "local"
+)
+
+// Environment is one environment block: where stdio servers run.
+type Environment struct {
+	Name     string
+	Launcher string // "local" or the name of a plugin of kind launcher
+	Cwd      string // fallback working directory for servers
+	Config   hcl.Body
+
+	DeclRange hcl.Range
+}
+
+// Transport is how the host talks to a server.
+type Transport string
+
+const (
+	TransportStdio Transport = "stdio"
+	TransportHTTP  Transport = "streamable_http"
+)
+
+// EnvSource says where an env_vars entry is read.
+type EnvSource string
+
+const (
+	EnvSourceLocal  EnvSource = "local"  // copied from the host's environment
+	EnvSourceRemote EnvSource = "remote" // read on the executor side
+)
+
+// EnvVar is one env_vars entry.
+type EnvVar struct {
+	Name   string
+	Source EnvSource
+}
+
+// Defaults that more than one package needs to name.
+const (
+	DefaultStartupTimeout = 30 * time.Second
+	DefaultToolTimeout    = 300 * time.Second
+	DefaultNameLimit      = 64
+	MaxNameLimit          = 128
+	DefaultOutputBudget   = 12000
+	DefaultListen         = "127.0.0.1:8931"
+	// ProtocolAuto is the default protocol_version: see mcpclient.
+	ProtocolAuto = "auto"
+)
+
+// Server is one server block, with defaults applied and paths resolved.
+type Server struct {
+	Name      string
+	Transport Transport
+
+	// stdio
+	Command string   // a bare name (PATH lookup at launch) or an absolute path (relative paths are resolved against the file's directory by Load)
+	Args    []string //
+	Env     map[string]string
+	EnvVars []EnvVar
+	Cwd     string // absolute, "" = environment fallback
+
+	// streamable_http
+	URL               string
+	BearerTokenEnvVar string
+	HTTPHeaders       map[string]string
+	EnvHTTPHeaders    map[string]string // header name → env var name
+	OAuth             *OAuth
+
+	Enabled         bool
+	Required        bool
+	StartupTimeout  time.Duration
+	ToolTimeout     time.Duration
+	EnabledTools    []string // nil = unset (all allowed); empty = nothing allowed
+	DisabledTools   []string
+	ProtocolVersion string // ProtocolAuto or an explicit MCP version
+	Environment     string // default "local"
+
+	DefaultToolsApprovalMode ApprovalMode // "" = unset (auto)
+	Tools                    map[string]ToolConfig
+	Prefix                   bool         // default true
+	Exposure                 ExposureMode // "" = follow the exposure block
+	ParallelToolCalls        bool         // supports_parallel_tool_calls
+
+	DeclRange hcl.Range
+}
+
+// ToolConfig is a tool "<raw name>" block inside a server.
+type ToolConfig struct {
+	ApprovalMode ApprovalMode
+	DeclRange    hcl.Range
+}
+
+// OAuth is the oauth block of an HTTP server.
+type OAuth struct {
+	ClientID           string
+	ClientSecretEnvVar string
+	Scopes             []string
+	CallbackPort       int
+	Resource           string
+	// Grant is "authorization_code" (default) or "client_credentials".
+	Grant string
+	// PrivateKeyFile signs a private_key_jwt client assertion (client_credentials only).
+	PrivateKeyFile string
+}

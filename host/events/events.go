@@ -1,0 +1,157 @@
+package events
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Event is one typed thing that happened in the host. Every event has a
+// stable Kind used as the "event" field in the audit log.
+type Event interface {
+	Kind() string
+}
+
+// Sink receives events. Emit must not block for long: a sink that needs to
+// do slow work queues it.
+type Sink interface {
+	Emit(Event)
+}
+
+// SinkFunc adapts a function to a Sink.
+type SinkFunc func(Event)
+
+// Emit calls f(e).
+func (f SinkFunc) Emit(e Event) { f(e) }
+
+// Server startup states.
+const (
+	StatusStarting  = "starting"
+	StatusReady     = "ready"
+	StatusFailed    = "failed"
+	StatusCancelled = "cancelled"
+)
+
+// ServerStartup reports a server's startup progress: starting, then
+// exactly one of ready, failed or cancelled.
+type ServerStartup struct {
+	At     time.Time `json:"at"`
+	Server string    `json:"server"`
+	Status string    `json:"status"`
+	Error  string    `json:"error,omitempty"`
+	// Tools is the number of tools listed (ready only).
+	Tools int `json:"tools,omitempty"`
+	// Protocol is the negotiated protocol version (ready only).
+	Protocol string `json:"protocol,omitempty"`
+}
+
+func (ServerStartup) Kind() string { return "server_startup" }
+
+// ServerError pairs a server with its failure text.
+type ServerError struct {
+	Server string `json:"server"`
+	Error  string `json:"error"`
+}
+
+// StartupComplete is emitted once after every server finished starting.
+type StartupComplete struct {
+	At        time.Time     `json:"at"`
+	Ready     []string      `json:"ready"`
+	Failed    []ServerError `json:"failed"`
+	Cancelled []string      `json:"cancelled"`
+}
+
+func (StartupComplete) Kind() string { return "startup_complete" }
+
+// ServerState reports a change of a server's state after startup: it
+// crashed, restarted, or its tool list changed.
+type ServerState struct {
+	At       time.Time `json:"at"`
+	Server   string    `json:"server"`
+	Status   string    `json:"status"` // ready | failed | closed
+	Error    string    `json:"error,omitempty"`
+	Restarts int       `json:"restarts,omitempty"`
+	Revision uint64    `json:"revision,omitempty"`
+}
+
+func (ServerState) Kind() string { return "server_state" }
+
+// Call identifies one tool call in every call event.
+type Call struct {
+	CallID    string `json:"call_id"`
+	SessionID string `json:"session_id"`
+	Server    string `json:"server"`
+	Tool      string `json:"tool"`       // raw tool name
+	ModelName string `json:"model_name"` // flat model-visible name
+}
+
+// ToolCallBegin is emitted when a call enters the host, before approval.
+type ToolCallBegin struct {
+	At time.Time `json:"at"`
+	Call
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+func (ToolCallBegin) Kind() string { return "tool_call_begin" }
+
+// Approval verdicts.
+const (
+	VerdictApproved = "approved"
+	VerdictDenied   = "denied"
+	VerdictAbstain  = "abstain" // a step had no opinion; the procedure goes on
+)
+
+// ApprovalDecision is one step's verdict on a call.
+type ApprovalDecision struct {
+	At time.Time `json:"at"`
+	Call
+	Step      string `json:"step"`    // mode | annotations | session | hook | guardian | user | pre_tool_use
+	By        string `json:"by"`      // who decided: "host", hook/plugin name, "guardian", "user"
+	Verdict   string `json:"verdict"` // approved | denied | abstain
+	Rationale string `json:"rationale,omitempty"`
+	RiskLevel string `json:"risk_level,omitempty"`
+	// Before and After are set when a PreToolUse hook rewrote arguments.
+	Before json.RawMessage `json:"before,omitempty"`
+	After  json.RawMessage `json:"after,omitempty"`
+}
+
+func (ApprovalDecision) Kind() string { return "approval_decision" }
+
+// Call end statuses.
+const (
+	CallCompleted = "completed"
+	CallFailed    = "failed"
+	CallDenied    = "denied"
+)
+
+// ToolCallEnd is emitted once per call that began.
+type ToolCallEnd struct {
+	At time.Time `json:"at"`
+	Call
+	Status   string        `json:"status"`
+	Duration time.Duration `json:"duration_ns"`
+	// Result is the event projection of the result (capped at 1 MiB).
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  string          `json:"error,omitempty"`
+}
+
+func (ToolCallEnd) Kind() string { return "tool_call_end" }
+
+// PluginState reports a plugin process starting, exiting or being given up on.
+type PluginState struct {
+	At         time.Time `json:"at"`
+	Plugin     string    `json:"plugin"`
+	PluginKind string    `json:"kind"`
+	Status     string    `json:"status"` // started | exited | failed | given_up
+	Error      string    `json:"error,omitempty"`
+	Pid        int       `json:"pid,omitempty"`
+}
+
+func (PluginState) Kind() string { return "plugin_state" }
+
+// Plugin states.
+const (
+	PluginStarted = "started"
+	PluginExited  = "exited"
+	PluginFailed  = "failed"
+	PluginGivenUp = "given_up"
+)

@@ -1,0 +1,172 @@
+// Package procwatch lets tests observe real processes: whether a pid is
+// still alive, which processes share a process group, waiting for a
+// process to be gone without sleeping, and waiting for a line of output.
+//
+// It is Linux-only test support (it reads /proc and uses pidfds) and must
+// not be imported by production code.
+package procwatch
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Alive reports whether pid exists and is not a zombie.
+func Alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	st, ok := parseStat(string(b))
+	return ok && st.state != "Z"
+}
+
+// GroupMembers returns the live processes of process group pgid, except
+// pgid itself.
+func GroupMembers(pgid int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == pgid {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		if st, ok := parseStat(string(b)); ok && st.pgrp == pgid && st.state != "Z" {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// Children returns the live processes whose parent is ppid.
+func Children(ppid int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		if st, ok := parseStat(string(b)); ok && st.ppid == ppid && st.state != "Z" {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// WaitGone blocks until pid has exited (or is a zombie) or ctx is done.
+func WaitGone(ctx context.Context, pid int) error {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("pidfd_open %d: %w", pid, err)
+	}
+	defer unix.Close(fd)
+	for {
+		if !Alive(pid) {
+			return nil
+		}
+		// Poll in short slices so ctx is honoured; the pidfd becomes
+		// readable the moment the process exits.
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 50)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return fmt.Errorf("polling pidfd of %d: %w", pid, err)
+		}
+		if n > 0 {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("process %d still alive: %w", pid, ctx.Err())
+		}
+	}
+}
+
+// WaitLine reads r line by line until a line matches re and returns the
+// first submatch (or the whole match). It keeps draining r afterwards in
+// a goroutine that ends at EOF, so a child never blocks on a full pipe.
+func WaitLine(ctx context.Context, r io.Reader, re *regexp.Regexp) (string, error) {
+	type result struct {
+		s   string
+		err error
+	}
+	found := make(chan result, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		sent := false
+		var seen []string
+		for sc.Scan() {
+			if sent {
+				continue
+			}
+			line := sc.Text()
+			seen = append(seen, line)
+			if m := re.FindStringSubmatch(line); m != nil {
+				s := m[0]
+				if len(m) > 1 {
+					s = m[1]
+				}
+				found <- result{s: s}
+				sent = true
+			}
+		}
+		if !sent {
+			found <- result{err: fmt.Errorf("no line matched %q before EOF; got:\n%s", re, strings.Join(seen, "\n"))}
+		}
+	}()
+	select {
+	case r := <-found:
+		return r.s, r.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+type stat struct {
+	state      string
+	ppid, pgrp int
+}
+
+// parseStat reads /proc/<pid>/stat; the command name may hold spaces and
+// parentheses, so fields are counted from the last ')'.
+func parseStat(s string) (stat, bool) {
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return stat{}, false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 3 {
+		return stat{}, false
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	pgrp, err2 := strconv.Atoi(f[2])
+	if err1 != nil || err2 != nil {
+		return stat{}, false
+	}
+	return stat{state: f[0], ppid: ppid, pgrp: pgrp}, true
+}

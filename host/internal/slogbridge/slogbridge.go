@@ -1,0 +1,99 @@
+// Package slogbridge lets go-sdk, which logs through log/slog, log into the
+// host's hclog tree, so SDK internals (dropped tools, keepalive failures,
+// transport retries) appear under the server or session they concern.
+//
+// It owns only the translation of levels and attributes; it must not
+// filter, buffer or reformat messages beyond what hclog needs.
+package slogbridge
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// New returns a slog.Logger writing to l. A nil l discards everything.
+func New(l hclog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(&handler{log: l})
+}
+
+type handler struct {
+	log   hclog.Logger
+	attrs []any  // flattened key/value pairs from WithAttrs
+	group string // dotted group prefix from WithGroup
+}
+
+func (h *handler) Enabled(_ context.Context, lvl slog.Level) bool {
+	return h.log.GetLevel() <= toHCLog(lvl)
+}
+
+func (h *handler) Handle(_ context.Context, r slog.Record) error {
+	kv := slices.Clone(h.attrs)
+	r.Attrs(func(a slog.Attr) bool {
+		kv = appendAttr(kv, h.group, a)
+		return true
+	})
+	h.log.Log(toHCLog(r.Level), r.Message, kv...)
+	return nil
+}
+
+func (h *handler) WithAttrs(as []slog.Attr) slog.Handler {
+	n := *h
+	n.attrs = slices.Clone(h.attrs)
+	for _, a := range as {
+		n.attrs = appendAttr(n.attrs, h.group, a)
+	}
+	return &n
+}
+
+func (h *handler) WithGroup(name string) slog.Handler {
+	if name == "" {
+		return h
+	}
+	n := *h
+	n.group = join(h.group, name)
+	return &n
+}
+
+func appendAttr(kv []any, group string, a slog.Attr) []any {
+	a.Value = a.Value.Resolve()
+	if a.Equal(slog.Attr{}) {
+		return kv
+	}
+	if a.Value.Kind() == slog.KindGroup {
+		for _, sub := range a.Value.Group() {
+			kv = appendAttr(kv, join(group, a.Key), sub)
+		}
+		return kv
+	}
+	return append(kv, join(group, a.Key), a.Value.Any())
+}
+
+func join(group, key string) string {
+	switch {
+	case group == "":
+		return key
+	case key == "":
+		return group
+	}
+	return group + "." + key
+}
+
+func toHCLog(l slog.Level) hclog.Level {
+	switch {
+	case l < slog.LevelDebug:
+		return hclog.Trace
+	case l < slog.LevelInfo:
+		return hclog.Debug
+	case l < slog.LevelWarn:
+		return hclog.Info
+	case l < slog.LevelError:
+		return hclog.Warn
+	}
+	return hclog.Error
+}

@@ -1,0 +1,33 @@
+package slogbridge
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+func TestBridgeKeepsLevelsAndAttributes(t *testing.T) {
+	var buf bytes.Buffer
+	l := hclog.New(&hclog.LoggerOptions{Output: &buf, Level: hclog.Info, DisableTime: true})
+	s := New(l).With("server", "files").WithGroup("req")
+
+	s.Debug("hidden", "k", 1)
+	s.Warn("dropped tool", "name", "bad", slog.Group("why", "code", 7))
+
+	got := buf.String()
+	if strings.Contains(got, "hidden") {
+		t.Errorf("debug record leaked past an info logger:\n%s", got)
+	}
+	for _, want := range []string{"[WARN]", "dropped tool", "server=files", "req.name=bad", "req.why.code=7"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestNilLoggerDiscards(t *testing.T) {
+	New(nil).Error("nothing happens")
+}

@@ -1,0 +1,94 @@
+// Package testbin gives tests the project's real binaries (mcp-demo,
+// plugins, the toolgate CLI) so integration tests run what users run.
+//
+// `make test` builds everything into bin/ and sets TOOLGATE_BIN; a plain
+// `go test` without it builds the needed package once per test process
+// into a temporary directory. Either way nothing is skipped.
+//
+// It must only be imported from tests.
+package testbin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+// Packages maps a binary name to the package that builds it.
+var Packages = map[string]string{
+	"toolgate": "./host/cmd/toolgate",
+	"mcp-demo": "./testplugins/mcp-demo",
+}
+
+var (
+	mu      sync.Mutex
+	built   = map[string]string{}
+	tempDir string
+)
+
+// Path returns the path of the named binary, building it if needed.
+func Path(t testing.TB, name string) string {
+	t.Helper()
+	p, err := path(name)
+	if err != nil {
+		t.Fatalf("getting binary %s: %v", name, err)
+	}
+	return p
+}
+
+func path(name string) (string, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if p, ok := built[name]; ok {
+		return p, nil
+	}
+	if dir := os.Getenv("TOOLGATE_BIN"); dir != "" {
+		p := filepath.Join(dir, name)
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("TOOLGATE_BIN=%s has no %s (run make build): %w", dir, name, err)
+		}
+		built[name] = p
+		return p, nil
+	}
+	pkg, ok := Packages[name]
+	if !ok {
+		return "", fmt.Errorf("no package known for binary %q; add it to testbin.Packages", name)
+	}
+	if tempDir == "" {
+		d, err := os.MkdirTemp("", "toolgate-testbin-")
+		if err != nil {
+			return "", err
+		}
+		tempDir = d
+	}
+	out := filepath.Join(tempDir, name)
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = Root()
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+	}
+	built[name] = out
+	return out, nil
+}
+
+// Root returns the repository root.
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
+}
+
+// Cleanup removes binaries built into the temporary directory. Call it
+// from TestMain after m.Run.
+func Cleanup() {
+	mu.Lock()
+	defer mu.Unlock()
+	if tempDir != "" {
+		_ = os.RemoveAll(tempDir)
+		tempDir = ""
+		built = map[string]string{}
+	}
+}

@@ -1,0 +1,99 @@
+package launch
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/toolgate/toolgate/host/config"
+)
+
+// baseEnvNames are the host variables every local child receives (when set):
+// enough for a program to find itself, its user, its locale and a temp dir,
+// and nothing that could carry a secret.
+const baseEnvNames = "HOME LOGNAME PATH SHELL USER LANG LC_ALL TERM TMPDIR TZ"
+
+// BuildEnv returns the complete environment of a stdio server as sorted
+// KEY=VALUE pairs, ready for [Spec.Env].
+//
+// Local mode (remote = false) starts from an empty environment, copies the
+// allowlist HOME LOGNAME PATH SHELL USER LANG LC_ALL TERM TMPDIR TZ and then
+// the names in vars from the host (each only when set), and finally applies
+// the literal env entries, which win. An entry with source "remote" is an
+// error in local mode: only a launcher that runs elsewhere can read it.
+//
+// Remote mode (remote = true, for launcher plugins whose executor supplies
+// its own base environment) copies only the vars with source local, then the
+// env literals; no allowlist, and remote-source names are skipped: get them
+// from [RemoteEnvNames] and hand them to the executor.
+//
+// lookup reads the host environment; nil means [os.LookupEnv]. Errors name
+// variables, never values.
+func BuildEnv(lookup func(string) (string, bool), vars []config.EnvVar, env map[string]string, remote bool) ([]string, error) {
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	merged := make(map[string]string)
+	copyFromHost := func(name string) {
+		if value, ok := lookup(name); ok {
+			merged[name] = value
+		}
+	}
+	if !remote {
+		for _, name := range strings.Fields(baseEnvNames) {
+			copyFromHost(name)
+		}
+	}
+	for _, v := range vars {
+		if err := checkEnvName("env_vars entry", v.Name); err != nil {
+			return nil, err
+		}
+		switch v.Source {
+		case "", config.EnvSourceLocal:
+			copyFromHost(v.Name)
+		case config.EnvSourceRemote:
+			if !remote {
+				return nil, fmt.Errorf("build environment: env_vars entry %q uses source \"remote\", which needs an environment whose launcher runs elsewhere; "+
+					"run the server in such an environment or drop source = \"remote\" to copy it from this host", v.Name)
+			}
+		default:
+			return nil, fmt.Errorf("build environment: env_vars entry %q has unknown source %q; use \"local\" or \"remote\"", v.Name, v.Source)
+		}
+	}
+	for name, value := range env {
+		if err := checkEnvName("env entry", name); err != nil {
+			return nil, err
+		}
+		if strings.IndexByte(value, 0) >= 0 {
+			return nil, fmt.Errorf("build environment: env entry %q has a value containing a NUL byte, which no process environment can hold; remove it", name)
+		}
+		merged[name] = value
+	}
+	out := make([]string, 0, len(merged))
+	for _, name := range slices.Sorted(maps.Keys(merged)) {
+		out = append(out, name+"="+merged[name])
+	}
+	return out, nil
+}
+
+// RemoteEnvNames returns the names of the vars with source "remote", in
+// config order without duplicates: a remote launcher reads them on the
+// executor side.
+func RemoteEnvNames(vars []config.EnvVar) []string {
+	var names []string
+	for _, v := range vars {
+		if v.Source == config.EnvSourceRemote && !slices.Contains(names, v.Name) {
+			names = append(names, v.Name)
+		}
+	}
+	return names
+}
+
+func checkEnvName(what, name string) error {
+	if name == "" || strings.ContainsAny(name, "=\x00") {
+		return fmt.Errorf("build environment: %s %q is not a valid variable name; use a name without '=' or NUL", what, name)
+	}
+	return nil
+}

@@ -1,0 +1,173 @@
+package launch
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Defaults of the termination sequence (see the package documentation).
+const (
+	// DefaultStdinGrace is how long Close waits for a server to exit after
+	// its stdin is closed before it sends SIGTERM to the process group.
+	DefaultStdinGrace = 2 * time.Second
+	// DefaultTermGrace is how long a process group gets after SIGTERM
+	// before SIGKILL.
+	DefaultTermGrace = 2 * time.Second
+	// stderrDrainGrace bounds how long a reader of [Process.Stderr] may
+	// still block after Close: only a descendant that left the process
+	// group can still hold the pipe open by then.
+	stderrDrainGrace = time.Second
+)
+
+// LocalOptions configures [NewLocal].
+type LocalOptions struct {
+	// Logger receives start and shutdown diagnostics (never env values or
+	// args). Nil means no logging.
+	Logger hclog.Logger
+	// StdinGrace is the wait after closing stdin before SIGTERM; zero or
+	// negative means [DefaultStdinGrace].
+	StdinGrace time.Duration
+	// TermGrace is the wait after SIGTERM before SIGKILL; zero or negative
+	// means [DefaultTermGrace].
+	TermGrace time.Duration
+}
+
+// Local is the built-in launcher: it runs stdio servers as children of the
+// host on this machine, each in its own process group, dying with the host.
+// An empty [Spec.Dir] means the host's working directory.
+//
+// A Local is safe for concurrent use. The zero value works like
+// NewLocal(LocalOptions{}). It must not be copied after first use.
+type Local struct {
+	log        hclog.Logger
+	stdinGrace time.Duration
+	termGrace  time.Duration
+	spawner    spawner
+}
+
+var _ Launcher = (*Local)(nil)
+
+// NewLocal returns a local launcher with opts' zero values replaced by the
+// documented defaults.
+func NewLocal(opts LocalOptions) *Local {
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	return &Local{
+		log:        opts.Logger,
+		stdinGrace: positiveOr(opts.StdinGrace, DefaultStdinGrace),
+		termGrace:  positiveOr(opts.TermGrace, DefaultTermGrace),
+	}
+}
+
+func (l *Local) logger() hclog.Logger {
+	if l.log == nil {
+		return hclog.NewNullLogger()
+	}
+	return l.log
+}
+
+// positiveOr lets a zero Local (not built by NewLocal) work too.
+func positiveOr(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// checkDir reports a working directory the child could not start in.
+func checkDir(server, dir string) error {
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w %q: working directory %q does not exist; set cwd to an existing directory", ErrStart, server, dir)
+	case err != nil:
+		return fmt.Errorf("%w %q: use working directory %q: %w; set cwd to a directory the host can enter", ErrStart, server, dir, err)
+	case !info.IsDir():
+		return fmt.Errorf("%w %q: working directory %q is not a directory; set cwd to a directory", ErrStart, server, dir)
+	}
+	return nil
+}
+
+// resolveCommand returns the program to execute for command. A name
+// containing a slash is taken as a path (relative to dir, as exec does); a
+// bare name is searched in env's PATH, or in the host's PATH when env has
+// none. Relative PATH entries are skipped: they would resolve against the
+// host's working directory, which is not what the server's author meant.
+// Errors show the PATH searched and never any other variable.
+func resolveCommand(server, command string, env []string, dir string) (string, error) {
+	if command == "" {
+		return "", fmt.Errorf("%w %q: no command given; set command to the program to run", ErrStart, server)
+	}
+	if strings.ContainsRune(command, '/') {
+		path := command
+		if !filepath.IsAbs(path) && dir != "" {
+			path = filepath.Join(dir, path)
+		}
+		info, err := os.Stat(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return "", fmt.Errorf("%w %q: command %q does not exist; set command to an existing program", ErrStart, server, path)
+		case err != nil:
+			return "", fmt.Errorf("%w %q: inspect command %q: %w", ErrStart, server, path, err)
+		case info.IsDir() || info.Mode().Perm()&0o111 == 0:
+			return "", notExecutableError(server, command, path)
+		}
+		return command, nil
+	}
+
+	searchPath, ok := envValue(env, "PATH")
+	if !ok {
+		searchPath = os.Getenv("PATH")
+	}
+	var notExecutable string
+	for _, d := range filepath.SplitList(searchPath) {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		candidate := filepath.Join(d, command)
+		info, err := os.Stat(candidate)
+		if err != nil || info.IsDir() {
+			continue
+		}
+		if info.Mode().Perm()&0o111 == 0 {
+			if notExecutable == "" {
+				notExecutable = candidate
+			}
+			continue
+		}
+		return candidate, nil
+	}
+	if notExecutable != "" {
+		return "", notExecutableError(server, command, notExecutable)
+	}
+	shown := searchPath
+	if shown == "" {
+		shown = "PATH is empty"
+	}
+	return "", fmt.Errorf("%w %q: command %q not found in PATH (%s); set command to an absolute path or add its directory to PATH",
+		ErrStart, server, command, shown)
+}
+
+func notExecutableError(server, command, path string) error {
+	return fmt.Errorf("%w %q: command %q resolves to %s, which is not an executable file; make it executable (chmod +x) or set command to another program",
+		ErrStart, server, command, path)
+}
+
+// envValue returns the value of name in env; the last entry wins, as it
+// does for exec.
+func envValue(env []string, name string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if value, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return value, true
+		}
+	}
+	return "", false
+}

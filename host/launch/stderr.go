@@ -1,0 +1,93 @@
+package launch
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// MaxStderrLine is the longest stderr line [PumpStderr] logs as one entry;
+// longer lines are split so one runaway line cannot hold unbounded memory.
+const MaxStderrLine = 8 << 10
+
+// PumpStderr logs every line read from r at info level as
+// ("stderr", "line", text) on log, which the caller names after the server,
+// and returns when r reaches EOF or fails.
+//
+// Lines longer than [MaxStderrLine] bytes are split (never inside a UTF-8
+// sequence), a trailing "\r" is dropped, empty lines are skipped, and bytes
+// that are not valid UTF-8 are written as \xNN so the text stays readable.
+// It blocks: run it in a goroutine the caller owns. A nil log still drains r,
+// so the child never blocks on a full stderr pipe.
+func PumpStderr(r io.Reader, log hclog.Logger) {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	scanner := bufio.NewScanner(r)
+	scanner.Buffer(make([]byte, 0, 4096), MaxStderrLine)
+	scanner.Split(splitStderrLines)
+	for scanner.Scan() {
+		if line := scanner.Bytes(); len(line) > 0 {
+			log.Info("stderr", "line", readableText(line))
+		}
+	}
+	if err := scanner.Err(); err != nil {
+		log.Debug("stopped reading stderr", "error", err)
+	}
+}
+
+// splitStderrLines is a bufio.SplitFunc for lines capped at MaxStderrLine.
+// The scanner's buffer never holds more than MaxStderrLine bytes, so when it
+// is full without a newline the chunk is emitted as a line of its own.
+func splitStderrLines(data []byte, atEOF bool) (advance int, token []byte, err error) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return i + 1, bytes.TrimSuffix(data[:i], []byte{'\r'}), nil
+	}
+	if len(data) >= MaxStderrLine {
+		cut := runeBoundary(data[:MaxStderrLine])
+		return cut, data[:cut], nil
+	}
+	if atEOF && len(data) > 0 {
+		return len(data), bytes.TrimSuffix(data, []byte{'\r'}), nil
+	}
+	return 0, nil, nil
+}
+
+// runeBoundary returns the length of the longest prefix of b that does not
+// end inside a UTF-8 sequence, so a split line keeps its characters whole.
+func runeBoundary(b []byte) int {
+	for i := len(b) - 1; i > 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if utf8.FullRune(b[i:]) {
+				return len(b)
+			}
+			return i
+		}
+	}
+	return len(b)
+}
+
+// readableText returns b as a string with each byte that is not part of a
+// valid UTF-8 sequence written as \xNN.
+func readableText(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	var sb strings.Builder
+	sb.Grow(len(b) + 8)
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size == 1 {
+			fmt.Fprintf(&sb, `\x%02x`, b[0])
+		} else {
+			sb.Write(b[:size])
+		}
+		b = b[size:]
+	}
+	return sb.String()
+}

@@ -1,0 +1,181 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/host/catalog"
+	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/host/events"
+	"github.com/toolgate/toolgate/host/mcpclient"
+)
+
+// Catalog is the tool list of every ready server at one revision. It is
+// immutable: a new revision is a new Catalog.
+type Catalog struct {
+	Revision uint64
+	// Tools are normalized across all servers, sorted by raw identity.
+	Tools []catalog.ToolInfo
+	// Servers describes each ready server, by name.
+	Servers map[string]ServerInfo
+}
+
+// ServerInfo is what the rest of the host may know about a ready server.
+type ServerInfo struct {
+	Instructions string
+	Capabilities *mcp.ServerCapabilities
+	// ParallelToolCalls is the supports_parallel_tool_calls opt-in.
+	ParallelToolCalls bool
+	Config            config.Server
+}
+
+// Catalog returns the current catalog. Normalization runs once per
+// revision; callers share the result.
+func (m *Manager) Catalog() *Catalog {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cached != nil {
+		return m.cached
+	}
+	var raw []catalog.RawTool
+	infos := map[string]ServerInfo{}
+	for _, name := range m.order {
+		s := m.servers[name]
+		if s.status != events.StatusReady {
+			continue
+		}
+		for _, t := range s.tools {
+			raw = append(raw, catalog.RawTool{Server: name, Tool: t})
+		}
+		info := ServerInfo{ParallelToolCalls: s.cfg.ParallelToolCalls, Config: s.cfg}
+		if s.init != nil {
+			info.Instructions, info.Capabilities = s.init.Instructions, s.init.Capabilities
+		}
+		infos[name] = info
+	}
+	unprefixed := map[string]bool{}
+	for _, name := range m.order {
+		if !m.servers[name].cfg.Prefix {
+			unprefixed[name] = true
+		}
+	}
+	m.cached = &Catalog{
+		Revision: m.revision,
+		Tools: catalog.Normalize(raw, catalog.Options{
+			NameLimit:  m.limit,
+			Unprefixed: func(s string) bool { return unprefixed[s] },
+		}),
+		Servers: infos,
+	}
+	return m.cached
+}
+
+// Revision returns the current catalog revision without normalizing.
+func (m *Manager) Revision() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.revision
+}
+
+// Sentinel errors of CallTool. Each is wrapped in a message naming the
+// server and tool.
+var (
+	// ErrUnknownServer: no server block has that name.
+	ErrUnknownServer = errors.New("unknown MCP server")
+	// ErrToolDisabled: enabled_tools/disabled_tools exclude the tool.
+	ErrToolDisabled = errors.New("tool is disabled")
+	// ErrNotReady: the server failed, was cancelled, or is disabled.
+	ErrNotReady = errors.New("MCP server is not ready")
+)
+
+// CallTool routes one tools/call to server's raw tool. A server still
+// starting is waited for (bounded by ctx). opts.Timeout zero means the
+// server's tool_timeout_sec.
+func (m *Manager) CallTool(ctx context.Context, server, tool string, args any, meta mcp.Meta, opts mcpclient.CallOptions) (*mcp.CallToolResult, error) {
+	m.mu.Lock()
+	s, ok := m.servers[server]
+	m.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownServer, server)
+	}
+	if !s.filter.Allows(tool) {
+		return nil, fmt.Errorf("%w: tool %q is disabled for MCP server %q", ErrToolDisabled, tool, server)
+	}
+	select {
+	case <-s.settled:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for MCP server %q to start: %w", server, ctx.Err())
+	}
+	m.mu.Lock()
+	c, status, serr := s.client, s.status, s.err
+	m.mu.Unlock()
+	if c == nil || status != events.StatusReady {
+		if serr != nil {
+			return nil, fmt.Errorf("%w: MCP server %q is %s: %v", ErrNotReady, server, status, serr)
+		}
+		return nil, fmt.Errorf("%w: MCP server %q is %s", ErrNotReady, server, status)
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = s.cfg.ToolTimeout
+	}
+	return c.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args, Meta: meta}, opts)
+}
+
+// ServerStatus is one server as `toolgate servers` shows it.
+type ServerStatus struct {
+	Name        string `json:"name"`
+	Transport   string `json:"transport"`
+	Status      string `json:"status"`
+	Error       string `json:"error,omitempty"`
+	Tools       int    `json:"tools"`
+	Protocol    string `json:"protocol,omitempty"`
+	ServerName  string `json:"server_name,omitempty"`
+	ServerVer   string `json:"server_version,omitempty"`
+	Required    bool   `json:"required"`
+	Environment string `json:"environment,omitempty"`
+	Launcher    string `json:"launcher,omitempty"`
+	Restarts    int    `json:"restarts"`
+	Pid         int    `json:"pid,omitempty"`
+}
+
+// Status returns every server block in config order.
+func (m *Manager) Status() []ServerStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]ServerStatus, 0, len(m.order))
+	for _, name := range m.order {
+		s := m.servers[name]
+		st := ServerStatus{
+			Name:      name,
+			Transport: string(s.cfg.Transport),
+			Status:    s.status,
+			Tools:     len(s.tools),
+			Required:  s.cfg.Required,
+			Restarts:  s.restarts,
+		}
+		if s.cfg.Transport == config.TransportStdio {
+			st.Environment = s.cfg.Environment
+			if st.Environment == "" {
+				st.Environment = config.LocalEnvironment
+			}
+			st.Launcher = s.target.LauncherName
+		}
+		if s.err != nil {
+			st.Error = s.err.Error()
+		}
+		if s.init != nil {
+			st.Protocol = s.init.ProtocolVersion
+			if s.init.ServerInfo != nil {
+				st.ServerName, st.ServerVer = s.init.ServerInfo.Name, s.init.ServerInfo.Version
+			}
+		}
+		if s.client != nil {
+			st.Pid = s.client.Pid()
+		}
+		out = append(out, st)
+	}
+	return out
+}

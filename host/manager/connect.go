@@ -1,0 +1,231 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/host/environment"
+	"github.com/toolgate/toolgate/host/launch"
+	"github.com/toolgate/toolgate/host/mcpclient"
+)
+
+// connected is a client that finished its handshake and first listing.
+type connected struct {
+	client *mcpclient.Client
+	tools  []*mcp.Tool
+	target environment.Target
+}
+
+// errStartupTimeout marks a startup that ran out of startup_timeout_sec,
+// as opposed to one the caller cancelled.
+var errStartupTimeout = errors.New("startup timed out")
+
+// maxListRounds bounds re-listing during startup when the server keeps
+// announcing list changes while we list.
+const maxListRounds = 3
+
+// connect builds, connects and lists a new client for s, bounded by the
+// startup timeout. It starts a new generation of s, so callbacks of older
+// clients are ignored. The returned error is the user-facing failure text.
+func (m *Manager) connect(ctx context.Context, s *server) (*connected, error) {
+	cfg := s.cfg
+	ctx, cancel := context.WithTimeoutCause(ctx, cfg.StartupTimeout, errStartupTimeout)
+	defer cancel()
+
+	m.mu.Lock()
+	s.gen++
+	gen := s.gen
+	s.changes = 0
+	m.mu.Unlock()
+
+	opts, target, err := m.clientOptions(s, gen)
+	if err != nil {
+		return nil, startFailure(cfg, err)
+	}
+	c, err := mcpclient.New(opts)
+	if err != nil {
+		return nil, startFailure(cfg, err)
+	}
+	if err := c.Connect(ctx); err != nil {
+		return nil, m.startError(ctx, cfg, err)
+	}
+	var tools []*mcp.Tool
+	for round := 0; ; round++ {
+		m.mu.Lock()
+		before := s.changes
+		m.mu.Unlock()
+		tools, err = c.ListTools(ctx)
+		if err != nil {
+			_ = c.Close()
+			return nil, m.startError(ctx, cfg, err)
+		}
+		m.mu.Lock()
+		after := s.changes
+		m.mu.Unlock()
+		// A server that adds tools right after initialized announces them
+		// while we list: list again so the host never starts stale.
+		if after == before || round+1 >= maxListRounds {
+			break
+		}
+	}
+	return &connected{client: c, tools: s.filterTools(tools), target: target}, nil
+}
+
+// startError turns a connect or list error into the text a user reads.
+func (m *Manager) startError(ctx context.Context, cfg config.Server, err error) error {
+	if errors.Is(context.Cause(ctx), errStartupTimeout) {
+		return &StartupError{Server: cfg.Name, Err: fmt.Errorf("%w: %w", errStartupTimeout, err),
+			Text: fmt.Sprintf("MCP client for %q timed out after %s seconds. Add or adjust startup_timeout_sec in the server %q block%s.",
+				cfg.Name, seconds(cfg.StartupTimeout.Seconds()), cfg.Name, at(cfg))}
+	}
+	var auth *mcpclient.AuthError
+	if errors.As(err, &auth) {
+		return &StartupError{Server: cfg.Name, Err: err, Text: authHint(cfg, auth)}
+	}
+	return startFailure(cfg, err)
+}
+
+func startFailure(cfg config.Server, err error) error {
+	return &StartupError{Server: cfg.Name, Err: err,
+		Text: fmt.Sprintf("MCP client for %q failed to start: %v", cfg.Name, err)}
+}
+
+// authHint says how to supply credentials for a server that refused us.
+func authHint(cfg config.Server, e *mcpclient.AuthError) string {
+	switch {
+	case e.Status == http.StatusForbidden && e.Scope != "":
+		return fmt.Sprintf("The %s MCP server needs more access (insufficient scope %q). Run `toolgate login %s` to grant it, or use a token with that scope.", cfg.Name, e.Scope, cfg.Name)
+	case cfg.BearerTokenEnvVar != "":
+		return fmt.Sprintf("The %s MCP server rejected the token in %s (HTTP %d). Put a valid token in that environment variable, or remove bearer_token_env_var and run `toolgate login %s`.", cfg.Name, cfg.BearerTokenEnvVar, e.Status, cfg.Name)
+	case e.Challenge:
+		return fmt.Sprintf("The %s MCP server is not logged in. Run `toolgate login %s`, or set bearer_token_env_var in the server %q block%s to an environment variable holding a token.", cfg.Name, cfg.Name, cfg.Name, at(cfg))
+	}
+	return fmt.Sprintf("The %s MCP server refused the connection (HTTP %d). Set bearer_token_env_var or http_headers in the server %q block%s to supply credentials.", cfg.Name, e.Status, cfg.Name, at(cfg))
+}
+
+// StartupError is why a server did not become ready. Text is the message
+// for users; Err keeps the cause for errors.Is/As.
+type StartupError struct {
+	Server string
+	Text   string
+	Err    error
+}
+
+func (e *StartupError) Error() string { return e.Text }
+func (e *StartupError) Unwrap() error { return e.Err }
+
+func seconds(s float64) string { return strconv.FormatFloat(s, 'f', -1, 64) }
+
+func at(cfg config.Server) string {
+	if cfg.DeclRange.Filename == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (%s:%d)", cfg.DeclRange.Filename, cfg.DeclRange.Start.Line)
+}
+
+// clientOptions builds the mcpclient options of one connection attempt.
+func (m *Manager) clientOptions(s *server, gen int) (mcpclient.Options, environment.Target, error) {
+	cfg := s.cfg
+	name := cfg.Name
+	opts := mcpclient.Options{
+		Name:            name,
+		ProtocolVersion: cfg.ProtocolVersion,
+		ClientInfo:      m.opts.ClientInfo,
+		Logger:          m.opts.Logger.Named("server").With("server", name),
+		Handlers: mcpclient.Handlers{
+			ToolsChanged: func() { m.toolsChanged(s, gen) },
+		},
+	}
+	if m.opts.Elicit != nil {
+		opts.Handlers.Elicit = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return m.opts.Elicit(ctx, name, req)
+		}
+	}
+	if m.opts.ServerLog != nil {
+		opts.Handlers.Log = func(ctx context.Context, p *mcp.LoggingMessageParams) { m.opts.ServerLog(ctx, name, p) }
+	}
+
+	if cfg.Transport == config.TransportHTTP {
+		h, err := m.httpOptions(cfg)
+		if err != nil {
+			return opts, environment.Target{}, err
+		}
+		opts.HTTP = h
+		return opts, environment.Target{}, nil
+	}
+
+	if m.opts.Environments == nil {
+		return opts, environment.Target{}, errors.New("no environment registry: stdio servers cannot be started")
+	}
+	target, err := m.opts.Environments.Resolve(cfg.Environment)
+	if err != nil {
+		return opts, target, fmt.Errorf("server %q%s: %w", name, at(cfg), err)
+	}
+	env, err := launch.BuildEnv(m.lookupEnv, cfg.EnvVars, cfg.Env, target.Remote)
+	if err != nil {
+		return opts, target, fmt.Errorf("building environment: %w", err)
+	}
+	dir := cfg.Cwd
+	if dir == "" {
+		dir = target.Cwd
+	}
+	if dir == "" && !target.Remote {
+		dir, _ = os.Getwd()
+	}
+	opts.Stdio = &mcpclient.Stdio{
+		Launcher: target.Launcher,
+		Spec:     launch.Spec{Server: name, Command: cfg.Command, Args: cfg.Args, Env: env, Dir: dir},
+	}
+	return opts, target, nil
+}
+
+func (m *Manager) lookupEnv(k string) (string, bool) {
+	if m.opts.LookupEnv != nil {
+		return m.opts.LookupEnv(k)
+	}
+	return os.LookupEnv(k)
+}
+
+// httpOptions resolves the headers of an HTTP server. Values are secrets:
+// errors name variables, never their contents.
+func (m *Manager) httpOptions(cfg config.Server) (*mcpclient.HTTP, error) {
+	h := http.Header{}
+	for k, v := range cfg.HTTPHeaders {
+		h.Set(k, v)
+	}
+	for k, envName := range cfg.EnvHTTPHeaders {
+		if v, ok := m.lookupEnv(envName); ok && strings.TrimSpace(v) != "" {
+			h.Set(k, v)
+		}
+	}
+	if cfg.BearerTokenEnvVar != "" {
+		v, ok := m.lookupEnv(cfg.BearerTokenEnvVar)
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("Environment variable %s for MCP server '%s' is not set", cfg.BearerTokenEnvVar, cfg.Name)
+		case strings.TrimSpace(v) == "":
+			return nil, fmt.Errorf("Environment variable %s for MCP server '%s' is empty", cfg.BearerTokenEnvVar, cfg.Name)
+		}
+		h.Set("Authorization", "Bearer "+strings.TrimSpace(v))
+	}
+	return &mcpclient.HTTP{URL: cfg.URL, Header: h, Client: m.opts.HTTPClient}, nil
+}
+
+// filterTools applies enabled_tools/disabled_tools to a listing.
+func (s *server) filterTools(tools []*mcp.Tool) []*mcp.Tool {
+	out := tools[:0:0]
+	for _, t := range tools {
+		if t != nil && s.filter.Allows(t.Name) {
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -1,0 +1,141 @@
+package manager
+
+import (
+	"context"
+	"time"
+
+	"github.com/toolgate/toolgate/host/events"
+	"github.com/toolgate/toolgate/host/mcpclient"
+)
+
+// watch waits for a ready client's session to end. An end the manager did
+// not ask for is a crash: the server is marked failed, its tools leave the
+// catalog, and a restart is scheduled.
+func (m *Manager) watch(s *server, c *mcpclient.Client, gen int) {
+	defer m.wg.Done()
+	select {
+	case <-c.Done():
+	case <-m.ctx.Done():
+		return // Close closes the client
+	}
+	err := c.Err()
+	m.mu.Lock()
+	if m.closed || s.gen != gen || err == nil {
+		m.mu.Unlock()
+		return
+	}
+	s.status, s.err, s.tools, s.client = events.StatusFailed, err, nil, nil
+	if s.relisting != nil {
+		s.relisting.Stop()
+		s.relisting = nil
+	}
+	m.bump()
+	rev, restarts := m.revision, s.restarts
+	m.mu.Unlock()
+
+	m.log.Error("server stopped", "server", s.cfg.Name, "error", err)
+	m.sink.Emit(events.ServerState{At: time.Now(), Server: s.cfg.Name, Status: events.StatusFailed,
+		Error: err.Error(), Restarts: restarts, Revision: rev})
+	_ = c.Close()
+	if !m.opts.Restart.Disabled {
+		m.restartLoop(s)
+	}
+}
+
+// restartLoop reconnects s with capped exponential backoff until it is
+// ready again or the manager closes. It runs on the watch goroutine.
+func (m *Manager) restartLoop(s *server) {
+	delay := m.opts.Restart.Initial
+	for {
+		t := time.NewTimer(delay)
+		select {
+		case <-m.ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		c, err := m.connect(m.ctx, s)
+		m.mu.Lock()
+		if m.closed {
+			m.mu.Unlock()
+			if c != nil {
+				_ = c.client.Close()
+			}
+			return
+		}
+		if err == nil {
+			s.restarts++
+			m.becomeReady(s, c)
+			rev, restarts, tools := m.revision, s.restarts, len(s.tools)
+			m.mu.Unlock()
+			m.log.Info("server restarted", "server", s.cfg.Name, "restarts", restarts, "tools", tools)
+			m.sink.Emit(events.ServerState{At: time.Now(), Server: s.cfg.Name, Status: events.StatusReady,
+				Restarts: restarts, Revision: rev})
+			return
+		}
+		s.err = err
+		m.mu.Unlock()
+		m.log.Warn("server restart failed", "server", s.cfg.Name, "error", err, "retry_in", delay)
+		delay = min(delay*2, m.opts.Restart.Max)
+	}
+}
+
+// toolsChanged handles notifications/tools/list_changed from generation
+// gen of s: during startup it is counted (connect lists again); once ready
+// it schedules one debounced re-list.
+func (m *Manager) toolsChanged(s *server, gen int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed || s.gen != gen {
+		return
+	}
+	s.changes++
+	if s.status != events.StatusReady {
+		return
+	}
+	if s.relisting != nil {
+		s.relisting.Reset(m.opts.RelistDelay)
+		return
+	}
+	s.relisting = time.AfterFunc(m.opts.RelistDelay, func() {
+		m.mu.Lock()
+		if m.closed || s.gen != gen {
+			m.mu.Unlock()
+			return
+		}
+		s.relisting = nil
+		m.wg.Add(1)
+		m.mu.Unlock()
+		defer m.wg.Done()
+		m.relist(s, gen)
+	})
+}
+
+// relist refreshes the tools of a ready server after a list change.
+func (m *Manager) relist(s *server, gen int) {
+	m.mu.Lock()
+	c := s.client
+	m.mu.Unlock()
+	if c == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(m.ctx, s.cfg.StartupTimeout)
+	defer cancel()
+	tools, err := c.ListTools(ctx)
+	if err != nil {
+		m.log.Warn("re-listing tools failed; keeping the previous list", "server", s.cfg.Name, "error", err)
+		return
+	}
+	tools = s.filterTools(tools)
+	m.mu.Lock()
+	if m.closed || s.gen != gen {
+		m.mu.Unlock()
+		return
+	}
+	s.tools = tools
+	m.bump()
+	rev := m.revision
+	m.mu.Unlock()
+	m.log.Info("tool list changed", "server", s.cfg.Name, "tools", len(tools), "revision", rev)
+	m.sink.Emit(events.ServerState{At: time.Now(), Server: s.cfg.Name, Status: events.StatusReady, Revision: rev})
+}

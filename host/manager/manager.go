@@ -1,0 +1,376 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/host/catalog"
+	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/host/environment"
+	"github.com/toolgate/toolgate/host/events"
+	"github.com/toolgate/toolgate/host/mcpclient"
+)
+
+// Environments resolves where a stdio server runs.
+type Environments interface {
+	Resolve(name string) (environment.Target, error)
+}
+
+// Options configures a Manager. Zero values are documented per field.
+type Options struct {
+	// Logger receives lifecycle logs; nil discards.
+	Logger hclog.Logger
+	// Events receives startup, state and catalog events; nil discards.
+	Events events.Sink
+	// Environments resolves a server's environment to a launcher.
+	// Required when any stdio server is configured.
+	Environments Environments
+	// LookupEnv reads the host's environment (env_vars, bearer tokens,
+	// env_http_headers); nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// ClientInfo identifies the host to servers; nil means toolgate.
+	ClientInfo *mcp.Implementation
+	// Elicit answers server-initiated elicitations; nil declines them.
+	Elicit func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	// ServerLog receives notifications/message from servers; nil logs them.
+	ServerLog func(ctx context.Context, server string, p *mcp.LoggingMessageParams)
+	// NameLimit bounds flat model names; 0 means the config default (64).
+	NameLimit int
+	// HTTPClient carries Streamable HTTP requests; nil means a default
+	// client (never with an overall timeout).
+	HTTPClient *http.Client
+	// RelistDelay debounces tools/list_changed bursts; 0 means 100 ms.
+	RelistDelay time.Duration
+	// Restart is the crash-restart backoff; the zero value means 1 s
+	// doubling to 30 s. Set Restart.Disabled to never restart.
+	Restart RestartPolicy
+}
+
+// RestartPolicy says how crashed servers come back.
+type RestartPolicy struct {
+	Disabled bool
+	Initial  time.Duration // first delay; 0 = 1 s
+	Max      time.Duration // cap; 0 = 30 s
+}
+
+// Server states beyond the startup ones of package events.
+const (
+	StatusDisabled = "disabled" // enabled = false: never started
+	StatusPending  = "pending"  // Start not called yet
+)
+
+// Manager owns the clients of every enabled server.
+type Manager struct {
+	opts   Options
+	log    hclog.Logger
+	sink   events.Sink
+	limit  int
+	order  []string           // server names in config order
+	ctx    context.Context    // lifetime of every client; cancelled by Close
+	cancel context.CancelFunc // cancels ctx
+	wg     sync.WaitGroup     // every goroutine the manager starts
+
+	mu       sync.Mutex
+	servers  map[string]*server
+	revision uint64
+	cached   *Catalog // normalized catalog of revision, nil = stale
+	started  bool
+	closed   bool
+	complete chan struct{} // closed after startup_complete
+	summary  events.StartupComplete
+}
+
+// server is the manager's record of one server block. Fields below cfg
+// are guarded by Manager.mu.
+type server struct {
+	cfg    config.Server
+	filter catalog.Filter
+
+	status    string
+	err       error
+	client    *mcpclient.Client
+	gen       int // bumped per client, so stale callbacks are ignored
+	tools     []*mcp.Tool
+	init      *mcp.InitializeResult
+	target    environment.Target
+	restarts  int
+	changes   int           // list_changed notifications seen for gen
+	relisting *time.Timer   // pending debounced relist
+	settled   chan struct{} // closed when the first startup attempt ended
+}
+
+// New builds a manager for cfg's servers. Nothing starts until Start.
+func New(cfg *config.Config, opts Options) *Manager {
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	if opts.Events == nil {
+		opts.Events = events.SinkFunc(func(events.Event) {})
+	}
+	if opts.RelistDelay <= 0 {
+		opts.RelistDelay = 100 * time.Millisecond
+	}
+	if opts.Restart.Initial <= 0 {
+		opts.Restart.Initial = time.Second
+	}
+	if opts.Restart.Max <= 0 {
+		opts.Restart.Max = 30 * time.Second
+	}
+	limit := opts.NameLimit
+	if limit == 0 {
+		limit = cfg.Exposure.NameLimit
+	}
+	if limit == 0 {
+		limit = config.DefaultNameLimit
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &Manager{
+		opts:     opts,
+		log:      opts.Logger.Named("manager"),
+		sink:     opts.Events,
+		limit:    limit,
+		ctx:      ctx,
+		cancel:   cancel,
+		servers:  map[string]*server{},
+		complete: make(chan struct{}),
+	}
+	for _, sc := range cfg.Servers {
+		s := &server{
+			cfg:     sc,
+			filter:  catalog.Filter{Enabled: sc.EnabledTools, Disabled: sc.DisabledTools},
+			status:  StatusPending,
+			settled: make(chan struct{}),
+		}
+		if !sc.Enabled {
+			s.status = StatusDisabled
+			close(s.settled)
+		}
+		m.servers[sc.Name] = s
+		m.order = append(m.order, sc.Name)
+	}
+	return m
+}
+
+// Start begins connecting every enabled server concurrently and returns at
+// once. Cancelling ctx cancels servers still starting (they report
+// cancelled); servers that are ready keep running until Close. Use
+// WaitStartup to wait for the summary.
+func (m *Manager) Start(ctx context.Context) {
+	m.mu.Lock()
+	if m.started || m.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.started = true
+	var starting []*server
+	for _, name := range m.order {
+		if s := m.servers[name]; s.cfg.Enabled {
+			s.status = events.StatusStarting
+			starting = append(starting, s)
+		}
+	}
+	m.mu.Unlock()
+
+	// The startup of each server is bounded by both the caller's ctx
+	// (Ctrl-C during startup) and the manager's lifetime.
+	startCtx, stop := mergeCancel(ctx, m.ctx)
+	var pending sync.WaitGroup
+	for _, s := range starting {
+		m.sink.Emit(events.ServerStartup{At: time.Now(), Server: s.cfg.Name, Status: events.StatusStarting})
+		pending.Add(1)
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			defer pending.Done()
+			m.startServer(startCtx, s)
+		}()
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		pending.Wait()
+		stop()
+		m.finishStartup()
+	}()
+}
+
+// startServer runs the first connection attempt of s.
+func (m *Manager) startServer(ctx context.Context, s *server) {
+	c, err := m.connect(ctx, s)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	defer close(s.settled)
+	if err == nil && m.closed {
+		// Close ran while we connected and did not see this client.
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			_ = c.client.Close()
+		}()
+		err = ctx.Err()
+		if err == nil {
+			err = context.Canceled
+		}
+	}
+	switch {
+	case err == nil:
+		m.becomeReady(s, c)
+		m.sink.Emit(events.ServerStartup{At: time.Now(), Server: s.cfg.Name, Status: events.StatusReady,
+			Tools: len(s.tools), Protocol: s.init.ProtocolVersion})
+	case ctx.Err() != nil && !errors.Is(err, errStartupTimeout):
+		s.status, s.err = events.StatusCancelled, errors.New("MCP startup cancelled")
+		m.sink.Emit(events.ServerStartup{At: time.Now(), Server: s.cfg.Name, Status: events.StatusCancelled})
+	default:
+		s.status, s.err = events.StatusFailed, err
+		m.log.Warn("server failed to start", "server", s.cfg.Name, "error", err)
+		m.sink.Emit(events.ServerStartup{At: time.Now(), Server: s.cfg.Name, Status: events.StatusFailed, Error: err.Error()})
+	}
+}
+
+// becomeReady installs a connected client. Called with m.mu held.
+func (m *Manager) becomeReady(s *server, c *connected) {
+	s.client, s.tools, s.init, s.target = c.client, c.tools, c.client.InitializeResult(), c.target
+	s.status, s.err = events.StatusReady, nil
+	m.bump()
+	m.wg.Add(1)
+	go m.watch(s, c.client, s.gen)
+}
+
+func (m *Manager) finishStartup() {
+	m.mu.Lock()
+	sum := events.StartupComplete{At: time.Now(), Ready: []string{}, Failed: []events.ServerError{}, Cancelled: []string{}}
+	for _, name := range m.order {
+		s := m.servers[name]
+		switch s.status {
+		case events.StatusReady:
+			sum.Ready = append(sum.Ready, name)
+		case events.StatusFailed:
+			sum.Failed = append(sum.Failed, events.ServerError{Server: name, Error: s.err.Error()})
+		case events.StatusCancelled:
+			sum.Cancelled = append(sum.Cancelled, name)
+		}
+	}
+	m.summary = sum
+	m.mu.Unlock()
+	m.sink.Emit(sum)
+	close(m.complete)
+}
+
+// WaitStartup blocks until every server finished its first startup
+// attempt and returns the summary.
+func (m *Manager) WaitStartup(ctx context.Context) (events.StartupComplete, error) {
+	select {
+	case <-m.complete:
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.summary, nil
+	case <-ctx.Done():
+		return events.StartupComplete{}, ctx.Err()
+	}
+}
+
+// RequiredError returns the aggregated failure of required servers after
+// startup, or nil. Hosts exit with code 1 on it.
+func (m *Manager) RequiredError() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var parts []string
+	names := slices.Clone(m.order)
+	sort.Strings(names)
+	for _, name := range names {
+		s := m.servers[name]
+		if !s.cfg.Enabled || !s.cfg.Required {
+			continue
+		}
+		switch s.status {
+		case events.StatusReady:
+		case events.StatusFailed, events.StatusCancelled:
+			parts = append(parts, name+": "+s.err.Error())
+		default:
+			parts = append(parts, name+": still "+s.status)
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return &RequiredError{Text: "required MCP servers failed to initialize: " + strings.Join(parts, "; ")}
+}
+
+// RequiredError is the aggregated failure of required servers.
+type RequiredError struct{ Text string }
+
+func (e *RequiredError) Error() string { return e.Text }
+
+// bump marks the catalog changed. Called with m.mu held.
+func (m *Manager) bump() {
+	m.revision++
+	m.cached = nil
+}
+
+// Close stops every client and process and waits for every goroutine.
+// Servers still starting are cancelled. Idempotent.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		m.wg.Wait()
+		return nil
+	}
+	m.closed = true
+	var clients []*mcpclient.Client
+	for _, s := range m.servers {
+		if s.relisting != nil {
+			s.relisting.Stop()
+		}
+		if s.client != nil {
+			clients = append(clients, s.client)
+		}
+	}
+	started := m.started
+	m.mu.Unlock()
+
+	m.cancel()
+	var errs []error
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.Close(); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	m.wg.Wait()
+	if !started {
+		// Nobody will close complete: WaitStartup callers must not hang.
+		m.mu.Lock()
+		select {
+		case <-m.complete:
+		default:
+			close(m.complete)
+		}
+		m.mu.Unlock()
+	}
+	return errors.Join(errs...)
+}
+
+// mergeCancel returns a ctx cancelled when either parent is.
+func mergeCancel(a, b context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(a)
+	stop := context.AfterFunc(b, cancel)
+	return ctx, func() { stop(); cancel() }
+}

@@ -1,0 +1,473 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/host/internal/slogbridge"
+	"github.com/toolgate/toolgate/host/launch"
+)
+
+// State is where a Client is in its life.
+type State int
+
+const (
+	StateNew        State = iota // built, Connect not called
+	StateConnecting              // Connect in progress
+	StateReady                   // handshake done; requests may be sent
+	StateClosed                  // the session ended; see Client.Err
+)
+
+func (s State) String() string {
+	switch s {
+	case StateNew:
+		return "new"
+	case StateConnecting:
+		return "connecting"
+	case StateReady:
+		return "ready"
+	case StateClosed:
+		return "closed"
+	}
+	return fmt.Sprintf("State(%d)", int(s))
+}
+
+// Stdio selects the stdio transport: the server runs as a process that the
+// given launcher starts.
+type Stdio struct {
+	Launcher launch.Launcher
+	Spec     launch.Spec
+}
+
+// HTTP selects the Streamable HTTP transport.
+type HTTP struct {
+	URL string
+	// Header is sent on every request (static headers, Authorization). Its
+	// values are secrets as far as this package is concerned: they are
+	// never logged or quoted in errors.
+	Header http.Header
+	// Client carries requests; nil means a client with no overall timeout
+	// (an http.Client.Timeout would kill the long-lived SSE stream).
+	Client *http.Client
+	// OAuth, when set, authorizes requests (go-sdk's OAuth handler).
+	OAuth auth.OAuthHandler
+}
+
+// Handlers receive what the server sends on its own. Every field is
+// optional.
+type Handlers struct {
+	// ToolsChanged is called when the server announces
+	// notifications/tools/list_changed. It must not block.
+	ToolsChanged func()
+	// Elicit answers a server-initiated elicitation/create. nil declines
+	// every request. While it runs, tool-call timeouts of this client pause.
+	Elicit func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	// Log receives notifications/message from the server. nil logs them
+	// under the client's logger.
+	Log func(ctx context.Context, p *mcp.LoggingMessageParams)
+}
+
+// Protocol versions this package names.
+const (
+	// LegacyVersion is the newest protocol negotiated with the initialize
+	// handshake. Every released server answers initialize, and a server
+	// on an older version replies with its own, so this is the default.
+	LegacyVersion = "2025-11-25"
+	// ModernVersion is the first version negotiated with server/discover.
+	ModernVersion = "2026-07-28"
+	// Auto is the default selection; see Options.ProtocolVersion.
+	Auto = "auto"
+)
+
+// Options configures a Client. Exactly one of Stdio and HTTP must be set.
+type Options struct {
+	// Name is the server's config name; it names logs and errors.
+	Name  string
+	Stdio *Stdio
+	HTTP  *HTTP
+
+	// ProtocolVersion is "auto" (or "") or an explicit MCP version.
+	//
+	// "auto" opens with the legacy initialize handshake at LegacyVersion:
+	// it connects to every released server, including old stdio servers
+	// that silently ignore the server/discover probe go-sdk sends by
+	// default (they would otherwise hang until the startup timeout). When a
+	// server rejects the legacy handshake, the client retries once with
+	// ModernVersion on a fresh connection. An explicit version is used as
+	// is; ModernVersion or later probes with server/discover.
+	ProtocolVersion string
+
+	// ClientInfo identifies the host; nil means toolgate.
+	ClientInfo *mcp.Implementation
+	// Logger receives client logs and the server's stderr; nil discards.
+	Logger   hclog.Logger
+	Handlers Handlers
+}
+
+// Client is the host's client for one server. Build it with New, then call
+// Connect once.
+type Client struct {
+	name     string
+	opts     Options
+	log      hclog.Logger
+	progress progressRouter
+	pause    pauseGroup
+
+	mu      sync.Mutex
+	state   State
+	err     error // why the session ended; set once when closed
+	session *mcp.ClientSession
+	proc    launch.Process   // stdio only
+	stderr  *tailBuffer      // stdio only
+	auth    *headerTransport // HTTP only: remembers refusals
+	closing bool             // Close was called: an end is not a crash
+	done    chan struct{}    // closed when state becomes StateClosed
+	wg      sync.WaitGroup   // stderr pump and session watcher
+}
+
+// New returns an unconnected client.
+func New(opts Options) (*Client, error) {
+	if (opts.Stdio == nil) == (opts.HTTP == nil) {
+		return nil, errors.New("creating MCP client: exactly one of Stdio and HTTP must be set")
+	}
+	switch opts.ProtocolVersion {
+	case "":
+		opts.ProtocolVersion = Auto
+	case Auto:
+	default:
+		if !supportedVersion(opts.ProtocolVersion) {
+			return nil, fmt.Errorf("creating MCP client for %q: unsupported protocol_version %q (supported: %v)",
+				opts.Name, opts.ProtocolVersion, mcp.SupportedProtocolVersions())
+		}
+	}
+	if opts.ClientInfo == nil {
+		opts.ClientInfo = &mcp.Implementation{Name: "toolgate", Title: "toolgate", Version: Version}
+	}
+	log := opts.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	return &Client{
+		name: opts.Name,
+		opts: opts,
+		log:  log,
+		done: make(chan struct{}),
+	}, nil
+}
+
+// Version is the host version reported in clientInfo. The CLI overrides
+// it at link time.
+var Version = "dev"
+
+func supportedVersion(v string) bool {
+	for _, s := range mcp.SupportedProtocolVersions() {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Name is the server's config name.
+func (c *Client) Name() string { return c.name }
+
+// State returns the current state.
+func (c *Client) State() State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state
+}
+
+// Done is closed when the session has ended, for whatever reason.
+func (c *Client) Done() <-chan struct{} { return c.done }
+
+// Err returns why the session ended: nil while it runs or after a Close,
+// an error describing the crash or exit otherwise.
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// InitializeResult returns the server's handshake answer (nil before ready).
+func (c *Client) InitializeResult() *mcp.InitializeResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.session == nil {
+		return nil
+	}
+	return c.session.InitializeResult()
+}
+
+// Pid returns the stdio server's process id, or 0.
+func (c *Client) Pid() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.proc == nil {
+		return 0
+	}
+	return c.proc.Pid()
+}
+
+// Connect starts the server (stdio) or opens the session (HTTP) and runs
+// the handshake. ctx bounds only the connection; the session lives until
+// Close. Connect may be called once.
+func (c *Client) Connect(ctx context.Context) error {
+	c.mu.Lock()
+	if c.state != StateNew {
+		c.mu.Unlock()
+		return fmt.Errorf("connecting MCP client for %q: already %s", c.name, c.state)
+	}
+	c.state = StateConnecting
+	c.mu.Unlock()
+
+	version := c.opts.ProtocolVersion
+	if version == Auto {
+		version = LegacyVersion
+	}
+	err := c.connect(ctx, version)
+	if err != nil && c.opts.ProtocolVersion == Auto && legacyRejected(err) && ctx.Err() == nil {
+		c.log.Debug("server rejected the legacy handshake; retrying with server/discover", "error", err)
+		err = c.connect(ctx, ModernVersion)
+	}
+	if err != nil {
+		c.finish(err)
+		return err
+	}
+
+	c.mu.Lock()
+	if c.closing {
+		// Close raced with Connect: honour it.
+		c.mu.Unlock()
+		_ = c.Close()
+		return fmt.Errorf("connecting MCP client for %q: %w", c.name, ErrClosed)
+	}
+	c.state = StateReady
+	s := c.session
+	c.mu.Unlock()
+
+	c.wg.Add(1)
+	go c.watch(s)
+	return nil
+}
+
+// connect makes one attempt at version. On failure it leaves nothing
+// running.
+func (c *Client) connect(ctx context.Context, version string) error {
+	client := mcp.NewClient(c.opts.ClientInfo, c.clientOptions())
+
+	var transport mcp.Transport
+	if c.opts.Stdio != nil {
+		proc, err := c.opts.Stdio.Launcher.Launch(ctx, c.opts.Stdio.Spec)
+		if err != nil {
+			return fmt.Errorf("starting server process: %w", err)
+		}
+		tail := newTailBuffer(stderrTailLines, stderrTailBytes)
+		c.mu.Lock()
+		c.proc, c.stderr = proc, tail
+		c.mu.Unlock()
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			pumpStderr(proc.Stderr(), tail, c.log.Named("stderr"))
+		}()
+		transport = &mcp.IOTransport{Reader: proc, Writer: proc}
+	} else {
+		transport = c.httpTransport()
+	}
+
+	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		return c.connectError(ctx, err)
+	}
+	c.mu.Lock()
+	c.session = cs
+	c.mu.Unlock()
+	return nil
+}
+
+// connectError explains a failed handshake. For stdio it waits for the
+// process to be gone and adds its exit status and stderr tail: "connection
+// closed: EOF" alone tells a user nothing.
+func (c *Client) connectError(ctx context.Context, err error) error {
+	c.mu.Lock()
+	proc, tail := c.proc, c.stderr
+	c.proc, c.stderr = nil, nil
+	c.mu.Unlock()
+	if ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	if proc == nil {
+		if c.auth != nil {
+			if refused := c.auth.refused.Load(); refused != nil {
+				e := *refused
+				e.Err = err
+				return &e
+			}
+		}
+		return fmt.Errorf("initializing: %w", err)
+	}
+	// go-sdk closed the transport, which ran the shutdown sequence; the
+	// process is gone once Close returns.
+	_ = proc.Close()
+	exit := proc.Wait(context.WithoutCancel(ctx))
+	c.wg.Wait() // the stderr pump has drained everything it will get
+	var exitText string
+	switch {
+	case ctx.Err() != nil:
+		// We killed it; its exit status is ours, not its own.
+	case exit != nil:
+		exitText = "; server process exited: " + exit.Error()
+	default:
+		exitText = "; server process exited with status 0"
+	}
+	return &StartError{Err: fmt.Errorf("initializing: %w%s", err, exitText), Stderr: tail.String()}
+}
+
+func (c *Client) clientOptions() *mcp.ClientOptions {
+	o := &mcp.ClientOptions{
+		Logger: slogbridge.New(c.log.Named("sdk")),
+		// No roots, no sampling: the host has neither. Elicitation is
+		// always advertised; with no handler it is declined.
+		Capabilities: &mcp.ClientCapabilities{
+			Elicitation: &mcp.ElicitationCapabilities{
+				Form: &mcp.FormElicitationCapabilities{},
+				URL:  &mcp.URLElicitationCapabilities{},
+			},
+		},
+		ElicitationHandler: c.elicit,
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			if f := c.opts.Handlers.ToolsChanged; f != nil {
+				f()
+			}
+		},
+		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+			c.progress.deliver(req.Params)
+		},
+		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
+			if f := c.opts.Handlers.Log; f != nil {
+				f(ctx, req.Params)
+				return
+			}
+			c.log.Named("server").Info("log message", "level", req.Params.Level, "logger", req.Params.Logger, "data", req.Params.Data)
+		},
+	}
+	return o
+}
+
+// elicit runs the host's elicitation handler with this client's call
+// timeouts paused: a human answering a form is not the server being slow.
+func (c *Client) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	c.pause.begin()
+	defer c.pause.end()
+	if c.opts.Handlers.Elicit == nil {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
+	return c.opts.Handlers.Elicit(ctx, req)
+}
+
+// watch waits for the session to end and records why.
+func (c *Client) watch(s *mcp.ClientSession) {
+	defer c.wg.Done()
+	werr := s.Wait()
+
+	c.mu.Lock()
+	closing, proc := c.closing, c.proc
+	c.mu.Unlock()
+	if closing {
+		c.finish(nil)
+		return
+	}
+	// The server ended the session on its own: a crash, or an exit.
+	var reason error
+	if proc != nil {
+		_ = proc.Close()
+		if exit := proc.Wait(context.Background()); exit != nil {
+			reason = fmt.Errorf("server process exited: %w", exit)
+		} else {
+			reason = errors.New("server process exited with status 0")
+		}
+	} else {
+		reason = fmt.Errorf("session ended: %w", werr)
+		if werr == nil {
+			reason = errors.New("session ended by the server")
+		}
+	}
+	c.finish(&ExitError{Server: c.name, Err: reason})
+	_ = s.Close()
+}
+
+// finish moves to StateClosed once.
+func (c *Client) finish(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == StateClosed {
+		return
+	}
+	c.state = StateClosed
+	if !c.closing {
+		c.err = err
+	}
+	close(c.done)
+}
+
+// Close ends the session and, for stdio, the process (close stdin, then
+// signals). It waits for every goroutine of the client. Idempotent.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	c.closing = true
+	s, proc := c.session, c.proc
+	connecting := c.state == StateConnecting
+	c.mu.Unlock()
+	if connecting {
+		// Connect notices closing when it returns; nothing to stop here
+		// beyond what its ctx bounds.
+		return nil
+	}
+	var err error
+	if s != nil {
+		err = s.Close()
+	}
+	if proc != nil {
+		_ = proc.Close()
+	}
+	c.finish(nil)
+	c.wg.Wait()
+	if err != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
+		return fmt.Errorf("closing MCP client for %q: %w", c.name, err)
+	}
+	return nil
+}
+
+// sessionOrErr returns the live session, or why there is none.
+func (c *Client) sessionOrErr() (*mcp.ClientSession, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch c.state {
+	case StateReady:
+		return c.session, nil
+	case StateClosed:
+		if c.err != nil {
+			return nil, c.err
+		}
+		return nil, ErrClosed
+	}
+	return nil, ErrNotReady
+}
+
+// legacyRejected reports whether err is a server refusing the legacy
+// handshake itself (as opposed to failing for another reason).
+func legacyRejected(err error) bool {
+	var werr *jsonrpcError
+	if !errors.As(err, &werr) {
+		return false
+	}
+	return werr.Code == codeMethodNotFound || werr.Code == mcp.CodeUnsupportedProtocolVersion
+}

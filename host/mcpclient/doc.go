@@ -1,0 +1,21 @@
+// Package mcpclient is the host's client for ONE MCP server: it builds the
+// transport (stdio over a [launch.Process], or Streamable HTTP), runs the
+// handshake, lists tools with pagination limits and sends tools/call.
+//
+// It owns:
+//   - the connection state machine (connecting → ready → closed) and the
+//     reason a session ended (the server crashed, exited, or was closed);
+//   - protocol-version selection (see [Options.ProtocolVersion]): the
+//     default never hangs on a server that ignores unknown requests;
+//   - the stderr of a stdio server: every line is logged under the server's
+//     name and the last lines are kept so a startup failure can quote them;
+//   - per-call plumbing: progress routing by token and the tool-call
+//     timeout, which pauses while the server waits on an elicitation that a
+//     human must answer.
+//
+// It must not decide anything: which servers exist, retries across
+// restarts, tool filters and naming belong to the manager and catalog;
+// approval and result shaping belong to their packages.
+//
+// A Client is safe for concurrent use once Connect has returned.
+package mcpclient

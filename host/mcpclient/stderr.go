@@ -1,0 +1,64 @@
+package mcpclient
+
+import (
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/toolgate/toolgate/host/launch"
+)
+
+// What a startup error quotes of the server's stderr: enough to show a
+// stack trace's head or a "command not found", not a whole log.
+const (
+	stderrTailLines = 10
+	stderrTailBytes = 2048
+)
+
+// pumpStderr logs every stderr line under log and keeps the tail.
+func pumpStderr(r io.Reader, tail *tailBuffer, log hclog.Logger) {
+	launch.PumpStderr(io.TeeReader(r, tail), log)
+}
+
+// tailBuffer keeps the last bytes written to it.
+type tailBuffer struct {
+	maxLines, maxBytes int
+
+	mu  sync.Mutex
+	buf []byte
+}
+
+func newTailBuffer(lines, bytes int) *tailBuffer {
+	return &tailBuffer{maxLines: lines, maxBytes: bytes}
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - 4*t.maxBytes; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+// String returns at most maxLines lines and maxBytes bytes, the newest.
+func (t *tailBuffer) String() string {
+	if t == nil {
+		return ""
+	}
+	t.mu.Lock()
+	s := string(t.buf)
+	t.mu.Unlock()
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > t.maxLines {
+		lines = lines[len(lines)-t.maxLines:]
+	}
+	out := strings.Join(lines, "\n")
+	if len(out) > t.maxBytes {
+		out = "…" + out[len(out)-t.maxBytes:]
+	}
+	return strings.TrimSpace(out)
+}

@@ -1,0 +1,108 @@
+package mcpdemo
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// repeatedCursor is the nextCursor a --repeat-cursor server returns forever.
+const repeatedCursor = "mcp-demo-repeat"
+
+// Method names go-sdk keeps unexported.
+const (
+	methodInitialize = "initialize"
+	methodDiscover   = "server/discover"
+	methodListTools  = "tools/list"
+	methodCallTool   = "tools/call"
+)
+
+// receivingMiddleware is registered after go-sdk's own multi-round-trip
+// middleware, so it wraps it: a legacy elicitation that re-runs the tool
+// handler is still one tools/call here.
+func (d *Demo) receivingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if d.cfg.StderrNoise {
+			d.stderr.printf("mcp-demo: noise: received %s", method)
+		}
+		switch method {
+		case methodInitialize, methodDiscover:
+			if d.cfg.FailInitialize {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: failInitializeMessage}
+			}
+		case methodListTools:
+			if d.cfg.RepeatCursor {
+				return d.listToolsRepeatingCursor(ctx, method, req, next)
+			}
+		case methodCallTool:
+			return d.callTool(ctx, method, req, next)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// listToolsRepeatingCursor serves the first page for every cursor and always
+// points at a next page, like a server whose cursor never advances.
+func (d *Demo) listToolsRepeatingCursor(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	if r, ok := req.(*mcp.ListToolsRequest); ok && r.Params != nil {
+		// The repeated cursor is not a go-sdk cursor; hand go-sdk a first-page request.
+		params := *r.Params
+		params.Cursor = ""
+		req = &mcp.ListToolsRequest{Session: r.Session, Params: &params, Extra: r.Extra}
+	}
+	res, err := next(ctx, method, req)
+	if err != nil {
+		return res, err
+	}
+	if list, ok := res.(*mcp.ListToolsResult); ok {
+		list.NextCursor = repeatedCursor
+	}
+	return res, nil
+}
+
+type callLogEntry struct {
+	Event     string          `json:"event"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Meta      map[string]any  `json:"meta,omitempty"`
+	PID       int             `json:"pid"`
+}
+
+func (d *Demo) callTool(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	r, ok := req.(*mcp.CallToolRequest)
+	if !ok || r.Params == nil {
+		return next(ctx, method, req)
+	}
+	name := r.Params.Name
+	d.logCall(callLogEntry{Event: "call", Tool: name, Arguments: r.Params.Arguments, Meta: r.Params.Meta})
+	if d.cfg.LogMessages && r.Session != nil {
+		// go-sdk drops this unless the client chose a log level.
+		_ = r.Session.Log(ctx, &mcp.LoggingMessageParams{
+			Level:  "info",
+			Logger: d.cfg.Name,
+			Data:   map[string]any{"tool": name, "message": "tools/call " + name},
+		})
+	}
+	res, err := next(ctx, method, req)
+	if ctx.Err() != nil {
+		d.logCall(callLogEntry{Event: "cancelled", Tool: name})
+	}
+	return res, err
+}
+
+func (d *Demo) logCall(e callLogEntry) {
+	if d.callLog == nil {
+		return
+	}
+	e.PID = os.Getpid()
+	line, err := json.Marshal(e)
+	if err != nil {
+		// Arguments arrive as raw JSON from the wire and are valid, so this
+		// only trips on a bug; keep the line so the log stays one-per-call.
+		line, _ = json.Marshal(callLogEntry{Event: e.Event, Tool: e.Tool, PID: e.PID})
+	}
+	d.callLog.writeLine(line)
+}

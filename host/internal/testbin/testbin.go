@@ -92,3 +92,38 @@ func Cleanup() {
 		built = map[string]string{}
 	}
 }
+
+// Interop returns the directory of the pinned npm referees
+// (testplugins/interop, with node_modules installed). When TOOLGATE_INTEROP
+// is set — `make test` sets it after `npm ci` — a missing install fails the
+// test. Without it (a bare `go test`), the test is skipped with a message
+// that says how to run it: nothing is skipped silently.
+func Interop(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("TOOLGATE_INTEROP")
+	strict := dir != ""
+	if dir == "" {
+		dir = filepath.Join(Root(), "testplugins", "interop")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".bin", "node")); err != nil {
+		if strict {
+			t.Fatalf("TOOLGATE_INTEROP=%s has no installed referees (run make interop): %v", dir, err)
+		}
+		t.Skipf("SKIPPED: the npm referees are not installed in %s; run `make interop` or `make test` to include this test", dir)
+	}
+	return dir
+}
+
+// Node returns the pinned Node 22 binary of the interop install.
+func Node(t testing.TB) string {
+	return filepath.Join(Interop(t), "node_modules", ".bin", "node")
+}
+
+// EverythingServer returns the argv that runs @modelcontextprotocol/server-everything.
+func EverythingServer(t testing.TB, args ...string) []string {
+	dir := Interop(t)
+	return append([]string{
+		filepath.Join(dir, "node_modules", ".bin", "node"),
+		filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"),
+	}, args...)
+}

@@ -1,0 +1,347 @@
+package approval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/host/events"
+)
+
+// Options configure a [Procedure]. Zero values are documented per field.
+type Options struct {
+	// Approval is the top-level approval block. The zero value (empty
+	// policy) behaves like on-request with the user as reviewer.
+	Approval config.Approval
+	// Server looks up a server block for mode resolution. nil, or a
+	// server it does not know, means mode auto.
+	Server func(name string) (config.Server, bool)
+	// Hooks are the PermissionRequest hooks, in config order.
+	Hooks []Hook
+	// Reviewer is the Guardian; used only when Approval.Reviewer is
+	// guardian and the policy is on-request. nil with reviewer = guardian
+	// denies, saying how to configure one.
+	Reviewer Reviewer
+	// Asker answers the user path. nil means nobody can be asked, and
+	// calls that reach the user step are denied with a text saying how to
+	// configure an approver.
+	Asker Asker
+	// Persist writes "Allow and don't ask me again" for a tool to the
+	// config file (usually a closure over config.RememberToolApproval).
+	// Calls are serialized. nil means the choice is remembered for the
+	// session only.
+	Persist func(server, tool string) error
+	// Events receives one events.ApprovalDecision per deciding step, plus
+	// abstentions of hooks. nil = no events.
+	Events events.Sink
+	// Logger; nil = no logging.
+	Logger hclog.Logger
+}
+
+// Procedure is the ordered approval procedure. It never executes calls
+// and never talks to servers: it answers "may this call run?" and
+// remembers what the user asked it to remember.
+//
+// A Procedure is safe for concurrent use.
+type Procedure struct {
+	// fixed at construction
+	approval config.Approval
+	server   func(string) (config.Server, bool)
+	hooks    []Hook
+	reviewer Reviewer
+	asker    Asker
+	persist  func(server, tool string) error
+	events   events.Sink
+	log      hclog.Logger
+
+	// persistMu serializes Persist: two writes to the same config file
+	// at once would lose one of them.
+	persistMu sync.Mutex
+
+	memory memory
+}
+
+// New returns a Procedure. It does not start anything.
+func New(opts Options) *Procedure {
+	log := opts.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	return &Procedure{
+		approval: opts.Approval,
+		server:   opts.Server,
+		hooks:    append([]Hook(nil), opts.Hooks...),
+		reviewer: opts.Reviewer,
+		asker:    opts.Asker,
+		persist:  opts.Persist,
+		events:   opts.Events,
+		log:      log.Named("approval"),
+	}
+}
+
+const byHost = "host"
+const byUser = "user"
+
+// Decide runs the procedure for one call; the first step that decides
+// wins:
+//
+//  1. resolve the mode ([ResolveMode]);
+//  2. auto-approved ([AutoApproved]);
+//  3. not required by the annotations ([RequiresApproval]);
+//  4. remembered for this session (mode auto only; remembered approvals
+//     skip the hooks);
+//  5. PermissionRequest hooks in order: a deny wins at once, else an
+//     allow approves; a failing hook denies unless its on_error is skip;
+//  6. the Guardian, with reviewer = guardian and policy on-request;
+//  7. the user, through the Asker (policy never denies instead).
+//
+// Decide never fails: every problem becomes a denial whose Text tells the
+// model (and the user reading along) what happened and what to change.
+func (p *Procedure) Decide(ctx context.Context, r Request) Decision {
+	r.Mode = p.mode(r.Server, r.Tool)
+	r.Policy = p.approval.Policy
+
+	if AutoApproved(p.approval, r.Mode) {
+		why := `approval_mode = "approve"`
+		if r.Mode != config.ModeApprove {
+			why = "approval policy is never with full-access permissions"
+		}
+		return p.decided(r, Decision{Approved: true, Step: StepMode, By: byHost}, why, "")
+	}
+	if !RequiresApproval(r.Mode, r.Annotations) {
+		return p.decided(r, Decision{Approved: true, Step: StepAnnotations, By: byHost},
+			fmt.Sprintf("mode %s does not require approval for this tool's annotations", r.Mode), "")
+	}
+	if r.Mode == config.ModeAuto {
+		if ok, always := p.memory.remembered(r.SessionID, r.Server, r.Tool); ok {
+			why := "allowed earlier in this session"
+			if always {
+				why = "allowed earlier with \"Allow and don't ask me again\""
+			}
+			return p.decided(r, Decision{Approved: true, Step: StepSession, By: byHost}, why, "")
+		}
+	}
+	if d, decided := p.runHooks(ctx, r); decided {
+		return d
+	}
+	if p.approval.Reviewer == config.ReviewerGuardian && p.approval.Policy == config.PolicyOnRequest {
+		return p.review(ctx, r)
+	}
+	return p.askUser(ctx, r)
+}
+
+// ForgetSession drops what was remembered for one session ("Allow for
+// this session"). Front ends call it when a session ends so the memory
+// does not grow without bound. Process-wide approvals stay.
+func (p *Procedure) ForgetSession(sessionID string) {
+	p.memory.forgetSession(sessionID)
+}
+
+func (p *Procedure) mode(server, tool string) config.ApprovalMode {
+	if p.server == nil {
+		return config.ModeAuto
+	}
+	s, ok := p.server(server)
+	if !ok {
+		return config.ModeAuto
+	}
+	return ResolveMode(s, tool)
+}
+
+func (p *Procedure) runHooks(ctx context.Context, r Request) (Decision, bool) {
+	var allowedBy string
+	for _, h := range p.hooks {
+		name := h.Name()
+		v, err := p.callHook(ctx, h, r)
+		if err == nil && v.Decision != HookNone && v.Decision != HookAllow && v.Decision != HookDeny {
+			err = fmt.Errorf("answered with an unknown decision (%s)", v.Decision)
+		}
+		if err != nil {
+			if h.OnError() == config.OnErrorSkip {
+				p.log.Warn("permission hook failed; skipping it per on_error", "hook", name, "call_id", r.CallID, "error", err)
+				p.emit(r, StepHook, name, events.VerdictAbstain,
+					fmt.Sprintf("permission hook %q failed: %v; skipped (on_error = %q)", name, err, config.OnErrorSkip), "")
+				continue
+			}
+			p.log.Warn("permission hook failed; denying the call", "hook", name, "call_id", r.CallID, "error", err)
+			return p.decided(r, Decision{Step: StepHook, By: name, Text: hookFailedText(name, err)}, "", ""), true
+		}
+		switch v.Decision {
+		case HookDeny:
+			return p.decided(r, Decision{Step: StepHook, By: name, Text: hookDeniedText(name, v.Message)}, "", ""), true
+		case HookAllow:
+			// Not final yet: a later hook may still deny.
+			allowedBy = name
+		default:
+			p.emit(r, StepHook, name, events.VerdictAbstain, "", "")
+		}
+	}
+	if allowedBy != "" {
+		return p.decided(r, Decision{Approved: true, Step: StepHook, By: allowedBy}, "allowed by permission hook", ""), true
+	}
+	return Decision{}, false
+}
+
+// callHook turns a panicking hook into a failure, so one broken hook
+// cannot take the host down or skip the rest of the procedure.
+func (p *Procedure) callHook(ctx context.Context, h Hook, r Request) (v HookVerdict, err error) {
+	defer func() {
+		if rec := recover(); rec != nil {
+			p.log.Error("permission hook panicked", "hook", h.Name(), "panic", rec, "stack", string(debug.Stack()))
+			v, err = HookVerdict{}, fmt.Errorf("panicked: %v", rec)
+		}
+	}()
+	return h.PermissionRequest(ctx, r)
+}
+
+func (p *Procedure) review(ctx context.Context, r Request) Decision {
+	if p.reviewer == nil {
+		return p.decided(r, Decision{Step: StepReviewer, By: string(config.ReviewerGuardian), Text: noGuardianText}, "", "")
+	}
+	name := p.reviewer.Name()
+	a, err := p.callReviewer(ctx, r)
+	switch {
+	case errors.Is(err, ErrReviewTimeout):
+		return p.decided(r, Decision{Step: StepReviewer, By: name, Text: TextReviewTimeout}, "", "")
+	case err != nil:
+		p.log.Warn("approval review failed; denying the call", "reviewer", name, "call_id", r.CallID, "error", err)
+		return p.decided(r, Decision{Step: StepReviewer, By: name, Text: reviewFailedText(err.Error())}, "", "")
+	case a.Outcome == OutcomeAllow:
+		return p.decided(r, Decision{Approved: true, Step: StepReviewer, By: name}, a.Rationale, a.RiskLevel)
+	case a.Outcome == OutcomeDeny:
+		return p.decided(r, Decision{Step: StepReviewer, By: name, Text: reviewDeniedText(a.Rationale)}, "", a.RiskLevel)
+	}
+	msg := fmt.Sprintf("the reviewer answered with outcome %q; expected %q or %q", a.Outcome, OutcomeAllow, OutcomeDeny)
+	return p.decided(r, Decision{Step: StepReviewer, By: name, Text: reviewFailedText(msg)}, "", a.RiskLevel)
+}
+
+func (p *Procedure) callReviewer(ctx context.Context, r Request) (a Assessment, err error) {
+	defer func() {
+		if rec := recover(); rec != nil {
+			p.log.Error("approval reviewer panicked", "panic", rec, "stack", string(debug.Stack()))
+			a, err = Assessment{}, fmt.Errorf("the reviewer panicked: %v", rec)
+		}
+	}()
+	return p.reviewer.Review(ctx, r)
+}
+
+func (p *Procedure) askUser(ctx context.Context, r Request) Decision {
+	if p.approval.Policy == config.PolicyNever {
+		return p.decided(r, Decision{Step: StepUser, By: byHost, Text: TextPolicyNever}, "", "")
+	}
+	if p.asker == nil {
+		return p.decided(r, Decision{Step: StepUser, By: byHost,
+			Text: nobodyToAskText(r.Server, r.Tool, "no approver is configured for this host")}, "", "")
+	}
+	choices := []Choice{ChoiceAllow}
+	if r.Mode == config.ModeAuto {
+		// Remembering makes sense only where the annotations, not the
+		// user's config, asked for approval: prompt and writes modes say
+		// "ask me every time".
+		choices = append(choices, ChoiceAllowSession, ChoiceAllowAlways)
+	}
+	choices = append(choices, ChoiceDecline, ChoiceCancel)
+
+	choice, err := p.asker.AskApproval(ctx, Prompt{
+		Request:  r,
+		Mode:     r.Mode,
+		Question: question(r.Server, r.Tool),
+		Choices:  choices,
+	})
+	switch {
+	case err == nil:
+	case ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return p.decided(r, Decision{Step: StepUser, By: byUser, Text: TextUserCancelled}, "", "")
+	case errors.Is(err, ErrNobodyToAsk):
+		return p.decided(r, Decision{Step: StepUser, By: byHost, Text: nobodyToAskText(r.Server, r.Tool, err.Error())}, "", "")
+	default:
+		p.log.Warn("approval prompt failed; denying the call", "call_id", r.CallID, "error", err)
+		return p.decided(r, Decision{Step: StepUser, By: byHost, Text: askFailedText(err)}, "", "")
+	}
+
+	if r.Mode != config.ModeAuto && (choice == ChoiceAllowSession || choice == ChoiceAllowAlways) {
+		p.log.Debug("approval mode asks every time; treating a remembering answer as Allow", "mode", r.Mode, "answer", choice.String())
+		choice = ChoiceAllow
+	}
+	switch choice {
+	case ChoiceAllow:
+		return p.decided(r, Decision{Approved: true, Step: StepUser, By: byUser}, choice.String(), "")
+	case ChoiceAllowSession:
+		p.memory.rememberSession(r.SessionID, r.Server, r.Tool)
+		return p.decided(r, Decision{Approved: true, Step: StepUser, By: byUser}, choice.String(), "")
+	case ChoiceAllowAlways:
+		note := choice.String()
+		if err := p.rememberAlways(r); err != nil {
+			note += "; not saved to the config file (" + err.Error() + "), remembered for this session only"
+		}
+		return p.decided(r, Decision{Approved: true, Step: StepUser, By: byUser}, note, "")
+	case ChoiceDecline:
+		return p.decided(r, Decision{Step: StepUser, By: byUser, Text: TextUserRejected}, "", "")
+	case ChoiceCancel:
+		return p.decided(r, Decision{Step: StepUser, By: byUser, Text: TextUserCancelled}, "", "")
+	}
+	return p.decided(r, Decision{Step: StepUser, By: byHost, Text: unknownChoiceText(choice)}, "", "")
+}
+
+// rememberAlways persists "Allow and don't ask me again" and remembers it
+// process-wide. When it cannot be saved, the user still gets what they
+// can: no more questions in this session.
+func (p *Procedure) rememberAlways(r Request) error {
+	p.memory.rememberSession(r.SessionID, r.Server, r.Tool)
+	if p.persist == nil {
+		p.log.Info("no config writer; remembering the approval for this session only", "server", r.Server, "tool", r.Tool)
+		return errors.New("no config file to write to")
+	}
+	p.persistMu.Lock()
+	err := p.persist(r.Server, r.Tool)
+	p.persistMu.Unlock()
+	if err != nil {
+		p.log.Warn("could not save \"Allow and don't ask me again\"; remembering it for this session only",
+			"server", r.Server, "tool", r.Tool, "error", err)
+		return err
+	}
+	p.memory.rememberAlways(r.Server, r.Tool)
+	return nil
+}
+
+// decided records d as an event and returns it. note is the event's
+// rationale for approvals; for denials the rationale is d.Text.
+func (p *Procedure) decided(r Request, d Decision, note, risk string) Decision {
+	verdict := events.VerdictDenied
+	rationale := d.Text
+	if d.Approved {
+		verdict = events.VerdictApproved
+		rationale = note
+	}
+	p.log.Debug("approval decision", "call_id", r.CallID, "server", r.Server, "tool", r.Tool,
+		"step", d.Step, "by", d.By, "verdict", verdict)
+	p.emit(r, d.Step, d.By, verdict, rationale, risk)
+	return d
+}
+
+func (p *Procedure) emit(r Request, step, by, verdict, rationale, risk string) {
+	if p.events == nil {
+		return
+	}
+	p.events.Emit(events.ApprovalDecision{
+		At: time.Now(),
+		Call: events.Call{
+			CallID:    r.CallID,
+			SessionID: r.SessionID,
+			Server:    r.Server,
+			Tool:      r.Tool,
+			ModelName: r.ModelName,
+		},
+		Step:      step,
+		By:        by,
+		Verdict:   verdict,
+		Rationale: rationale,
+		RiskLevel: risk,
+	})
+}

@@ -1,0 +1,293 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/toolgate/toolgate/host/cli"
+	"github.com/toolgate/toolgate/host/internal/procwatch"
+	"github.com/toolgate/toolgate/host/internal/testbin"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbin.Cleanup()
+	if code == 0 {
+		if err := goleak.Find(goleak.IgnoreCurrent()); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func run(t *testing.T, env map[string]string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := cli.Run(t.Context(), args, cli.IO{
+		In: strings.NewReader(""), Out: &out, Err: &errb,
+		LookupEnv: func(k string) (string, bool) {
+			if v, ok := env[k]; ok {
+				return v, true
+			}
+			if k == "TOOLGATE_CONFIG" || k == "XDG_CONFIG_HOME" {
+				return "", false // never pick up the developer's own config
+			}
+			return os.LookupEnv(k)
+		},
+	})
+	return result{code, out.String(), errb.String()}
+}
+
+// exampleDir lays out the repository's config.hcl.example next to a
+// bin/mcp-demo, exactly as a new user has it after `make build`.
+func exampleDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	src, err := os.ReadFile(filepath.Join(testbin.Root(), "config.hcl.example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.hcl.example"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(testbin.Path(t, "mcp-demo"), filepath.Join(dir, "bin", "mcp-demo")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestExampleConfigAsANewUserTriesIt(t *testing.T) {
+	cfg := filepath.Join(exampleDir(t), "config.hcl.example")
+
+	r := run(t, nil, "validate", "--config", cfg)
+	if r.code != cli.ExitOK || !strings.Contains(r.stdout, "valid (2 server(s), 2 enabled") {
+		t.Fatalf("validate: %+v", r)
+	}
+
+	r = run(t, nil, "servers", "--config", cfg)
+	if r.code != cli.ExitOK {
+		t.Fatalf("servers: %+v", r)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^SERVER\s+STATUS\s+TRANSPORT\s+TOOLS\s+PROTOCOL`),
+		regexp.MustCompile(`(?m)^demo\s+ready\s+stdio\s+20\s+2025-11-25\s+local`),
+		regexp.MustCompile(`(?m)^files\s+ready\s+stdio\s+21\s+2025-11-25\s+local`),
+	} {
+		if !want.MatchString(r.stdout) {
+			t.Errorf("servers output lacks %s:\n%s", want, r.stdout)
+		}
+	}
+
+	r = run(t, nil, "tools", "--config", cfg)
+	if r.code != cli.ExitOK {
+		t.Fatalf("tools: %+v", r)
+	}
+	if !regexp.MustCompile(`(?m)^mcp__demo__echo\s+demo/echo\s+read-only\s+model$`).MatchString(r.stdout) {
+		t.Errorf("tools output lacks the echo row:\n%s", r.stdout)
+	}
+	if strings.Contains(r.stdout, "mcp__demo__delete_file") {
+		t.Errorf("a disabled tool is listed:\n%s", r.stdout)
+	}
+	// The audit log named in the example was written next to it.
+	audit, err := os.ReadFile(filepath.Join(filepath.Dir(cfg), "toolgate-audit.jsonl"))
+	if err != nil || !strings.Contains(string(audit), `"event":"startup_complete"`) {
+		t.Errorf("audit log: %v\n%s", err, audit)
+	}
+}
+
+func TestJSONOutputs(t *testing.T) {
+	cfg := filepath.Join(exampleDir(t), "config.hcl.example")
+	r := run(t, nil, "servers", "--json", "--config", cfg)
+	var servers struct {
+		Servers []struct {
+			Name, Status, Protocol string
+			Tools                  int
+		}
+		Startup struct{ Ready []string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &servers); err != nil || r.code != 0 {
+		t.Fatalf("servers --json: %v\n%+v", err, r)
+	}
+	if len(servers.Servers) != 2 || servers.Servers[0].Status != "ready" || !slices.Equal(servers.Startup.Ready, []string{"demo", "files"}) {
+		t.Errorf("servers --json = %+v", servers)
+	}
+
+	r = run(t, nil, "tools", "--json", "--config", cfg)
+	var tools struct {
+		Tools []struct {
+			ModelName  string `json:"model_name"`
+			Server     string
+			Tool       string
+			Visibility string
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &tools); err != nil {
+		t.Fatalf("tools --json: %v\n%s", err, r.stdout)
+	}
+	if len(tools.Tools) != 41 {
+		t.Errorf("tools --json lists %d tools, want 20 + 21", len(tools.Tools))
+	}
+}
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "toolgate.hcl")
+	body = strings.ReplaceAll(body, "MCP_DEMO", testbin.Path(t, "mcp-demo"))
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestExitCodes(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		config string
+		code   int
+		stderr string
+	}{
+		{"invalid config", `server "x" {
+  comand = "mcp"
+}`, cli.ExitUsage, `Did you mean "command"?`},
+		{"optional server failed", `server "ok" { command = "MCP_DEMO" }
+server "bad" {
+  command = "MCP_DEMO"
+  args    = ["--exit-immediately", "4"]
+}`, cli.ExitDegraded, ""},
+		{"required server failed", `server "ok" { command = "MCP_DEMO" }
+server "bad" {
+  command  = "MCP_DEMO"
+  args     = ["--fail-initialize"]
+  required = true
+}`, cli.ExitFailure, "required MCP servers failed to initialize: bad: "},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, nil, "servers", "--config", writeConfig(t, tt.config))
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.stderr) {
+				t.Fatalf("exit %d (want %d), stderr:\n%s\nstdout:\n%s", r.code, tt.code, r.stderr, r.stdout)
+			}
+		})
+	}
+	if r := run(t, nil, "bogus"); r.code != cli.ExitUsage {
+		t.Errorf("unknown command: exit %d", r.code)
+	}
+	if r := run(t, nil, "version"); r.code != 0 || !strings.HasPrefix(r.stdout, "toolgate ") {
+		t.Errorf("version: %+v", r)
+	}
+	// No configuration anywhere: say where we looked and how to start.
+	t.Chdir(t.TempDir())
+	r := run(t, map[string]string{"XDG_CONFIG_HOME": t.TempDir()}, "servers")
+	if r.code != cli.ExitUsage || !strings.Contains(r.stderr, "config.hcl.example") {
+		t.Errorf("no config: %+v", r)
+	}
+}
+
+// The reference "everything" server adds tools after initialized and
+// announces them; the host must list them, over stdio and HTTP.
+func TestEverythingServer(t *testing.T) {
+	argv := testbin.EverythingServer(t)
+	quoted := func(ss []string) string {
+		var q []string
+		for _, s := range ss {
+			q = append(q, fmt.Sprintf("%q", s))
+		}
+		return strings.Join(q, ", ")
+	}
+	// These appear only after notifications/initialized, because toolgate
+	// advertises elicitation.
+	late := []string{"mcp__everything__trigger_elicitation_request", "mcp__everything__trigger_url_elicitation"}
+
+	check := func(t *testing.T, cfg string) {
+		r := run(t, nil, "tools", "--json", "--config", cfg)
+		if r.code != 0 {
+			t.Fatalf("tools: %+v", r)
+		}
+		var out struct {
+			Tools []struct {
+				ModelName string `json:"model_name"`
+			}
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tl := range out.Tools {
+			names = append(names, tl.ModelName)
+		}
+		if len(names) < 14 {
+			t.Errorf("listed %d tools: %v", len(names), names)
+		}
+		for _, want := range append([]string{"mcp__everything__echo", "mcp__everything__get_sum"}, late...) {
+			if !slices.Contains(names, want) {
+				t.Errorf("missing %s in %v", want, names)
+			}
+		}
+	}
+
+	t.Run("stdio", func(t *testing.T) {
+		check(t, writeConfig(t, fmt.Sprintf(`server "everything" {
+  command = %q
+  args    = [%s]
+}`, argv[0], quoted(append(argv[1:], "stdio")))))
+	})
+
+	t.Run("http", func(t *testing.T) {
+		port := freePort(t)
+		cmd := exec.Command(argv[0], append(argv[1:], "streamableHttp")...)
+		cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		// It announces its port on stderr.
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = cmd.Wait()
+		})
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		if _, err := procwatch.WaitLine(ctx, stderr, regexp.MustCompile(`listening on port`)); err != nil {
+			t.Fatal(err)
+		}
+		check(t, writeConfig(t, fmt.Sprintf(`server "everything" {
+  url = "http://127.0.0.1:%d/mcp"
+}`, port)))
+	})
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}

@@ -1,0 +1,91 @@
+package execution
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ArgumentsError is argument text the host refuses before contacting the
+// server. The router returns its text to the model as an error result so
+// the model can correct the call; it is never retried as is.
+type ArgumentsError struct {
+	// Offset is the byte offset of the syntax error in the argument text,
+	// or -1 when the text is valid JSON of the wrong kind.
+	Offset int64
+	msg    string
+}
+
+func (e *ArgumentsError) Error() string { return e.msg }
+
+// ParseArguments decodes the model's argument text for tools/call.
+//
+// Empty or whitespace-only text means "no arguments" and returns (nil,
+// nil). Invalid JSON returns an [*ArgumentsError] whose text starts with
+// "err: " and names the byte offset; valid JSON that is not an object
+// returns "MCP tool arguments must be a JSON object, got <kind>". Numbers
+// are kept as [json.Number] at every depth so they reach the server
+// exactly as the model wrote them.
+func ParseArguments(raw []byte) (map[string]any, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, nil
+	}
+	// Unmarshal validates the whole text first, so trailing garbage and
+	// truncation are reported with an offset, unlike a streaming Decoder.
+	if err := json.Unmarshal(raw, new(json.RawMessage)); err != nil {
+		return nil, syntaxError(raw, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		// Unreachable after validation; keep the contract anyway.
+		return nil, &ArgumentsError{Offset: dec.InputOffset(), msg: "err: decode tool arguments: " + err.Error()}
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, &ArgumentsError{Offset: -1, msg: "MCP tool arguments must be a JSON object, got " + jsonKind(v)}
+	}
+	return obj, nil
+}
+
+func syntaxError(raw []byte, err error) error {
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return &ArgumentsError{Offset: 0, msg: "err: invalid JSON in tool arguments: " + err.Error() + "; send the arguments as one JSON object"}
+	}
+	// SyntaxError.Offset counts the bytes read including the offending
+	// one; report the offending byte's own 0-based offset.
+	offset, reason := se.Offset-1, se.Error()
+	end := int64(len(raw))
+	// encoding/json reports a literal cut off by the end of the text
+	// (`tru`) as an invalid ' ' at the end; say what happened.
+	truncatedLiteral := se.Offset >= end && raw[end-1] != ' ' && strings.HasPrefix(reason, "invalid character ' ' in literal")
+	if truncatedLiteral || reason == "unexpected end of JSON input" {
+		offset, reason = end, "unexpected end of JSON input"
+	}
+	offset = max(offset, 0)
+	return &ArgumentsError{
+		Offset: offset,
+		msg:    fmt.Sprintf("err: invalid JSON in tool arguments at byte offset %d: %s; send the arguments as one JSON object", offset, reason),
+	}
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	case json.Number:
+		return "number"
+	case bool:
+		return "boolean"
+	case nil:
+		return "null"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
+}

@@ -1,0 +1,193 @@
+package execution
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/host/events"
+	"github.com/toolgate/toolgate/host/mcpclient"
+)
+
+// Caller is what execution needs from the connection manager.
+type Caller interface {
+	CallTool(ctx context.Context, server, tool string, args any, meta mcp.Meta, opts mcpclient.CallOptions) (*mcp.CallToolResult, error)
+}
+
+// Options configure an [Executor]. Caller is required; every other zero
+// value is usable.
+type Options struct {
+	Caller Caller
+	// Model decides the model projection (media support, output budget).
+	Model config.Model
+	// Permissions is the profile reported to servers that declared a
+	// sandbox-state capability.
+	Permissions config.Permissions
+	// Cwd is the sandbox working directory reported in sandbox-state meta;
+	// "" leaves it out.
+	Cwd string
+	// Events receives one tool_call_end per call; nil drops them.
+	Events events.Sink
+	// Logger nil means no logging.
+	Logger hclog.Logger
+	// Now is the clock for wall time and event timestamps; nil means
+	// time.Now (tests inject a fixed clock).
+	Now func() time.Time
+}
+
+// Request is one approved call.
+type Request struct {
+	// Call identifies the call (ids, raw route, model name); Server and
+	// Tool are the raw route sent on the wire.
+	Call events.Call
+	// Arguments nil means no arguments.
+	Arguments map[string]any
+	// Capabilities are the server's, from initialize; they decide the
+	// sandbox-state meta. nil means none declared.
+	Capabilities *mcp.ServerCapabilities
+	// Timeout bounds the call's active time; 0 means the server's
+	// tool_timeout_sec (the manager's default).
+	Timeout time.Duration
+	// OnProgress receives the server's progress notifications for this
+	// call; it must not block.
+	OnProgress func(*mcp.ProgressNotificationParams)
+	// Started is when the call entered the host, so wall time includes
+	// approval waits; zero means when Execute starts.
+	Started time.Time
+}
+
+// Result is an executed call: what the server answered, or why it could
+// not, and both projections' inputs.
+type Result struct {
+	// Raw is the server's answer; nil when the transport failed.
+	Raw *mcp.CallToolResult
+	// Err is a transport or host failure, a [*CallError]; nil when the
+	// server answered, even with isError.
+	Err error
+	// Status is events.CallCompleted or events.CallFailed (isError or Err).
+	Status string
+	// Wall is the time from Request.Started to the answer.
+	Wall  time.Duration
+	Model ModelOutput
+}
+
+// CallError is a call the server never answered: the route failed, the
+// transport broke, or the timeout expired. Unwrap reaches the cause, so
+// errors.As finds a [*mcpclient.TimeoutError] and errors.Is matches
+// manager and mcpclient sentinels. The call may or may not have run on
+// the server; the host does not retry it.
+type CallError struct {
+	Server, Tool string
+	Err          error
+}
+
+func (e *CallError) Error() string {
+	return fmt.Sprintf("tool call failed for `%s/%s`: %v", e.Server, e.Tool, e.Err)
+}
+
+func (e *CallError) Unwrap() error { return e.Err }
+
+// Executor runs approved calls. It is immutable and safe for concurrent
+// use.
+type Executor struct {
+	caller Caller
+	model  config.Model
+	perms  config.Permissions
+	cwd    string
+	events events.Sink
+	log    hclog.Logger
+	now    func() time.Time
+}
+
+// New returns an Executor. It panics when opts.Caller is nil: that is a
+// wiring bug, not a runtime condition.
+func New(opts Options) *Executor {
+	if opts.Caller == nil {
+		panic("execution.New: Options.Caller is nil")
+	}
+	e := &Executor{
+		caller: opts.Caller,
+		model:  opts.Model,
+		perms:  opts.Permissions,
+		cwd:    opts.Cwd,
+		events: opts.Events,
+		log:    opts.Logger,
+		now:    opts.Now,
+	}
+	if e.log == nil {
+		e.log = hclog.NewNullLogger()
+	}
+	e.log = e.log.Named("execution")
+	if e.now == nil {
+		e.now = time.Now
+	}
+	return e
+}
+
+// Execute sends the call through the Caller with its _meta, timeout and
+// progress callback, projects the outcome and emits exactly one
+// events.ToolCallEnd. It never retries. A cancelled ctx ends the call
+// as a failure (the server is told through notifications/cancelled).
+func (e *Executor) Execute(ctx context.Context, req Request) Result {
+	started := req.Started
+	if started.IsZero() {
+		started = e.now()
+	}
+	call := req.Call
+	meta := Meta(call, req.Capabilities, e.perms, e.cwd)
+	// A nil map in an interface would go on the wire as "arguments": null.
+	var args any
+	if req.Arguments != nil {
+		args = req.Arguments
+	}
+	raw, err := e.caller.CallTool(ctx, call.Server, call.Tool, args, meta, mcpclient.CallOptions{
+		Timeout:    req.Timeout,
+		OnProgress: req.OnProgress,
+	})
+	finished := e.now()
+	wall := finished.Sub(started)
+
+	res := Result{Raw: raw, Status: events.CallCompleted, Wall: wall}
+	switch {
+	case err != nil:
+		res.Raw = nil
+		res.Err = &CallError{Server: call.Server, Tool: call.Tool, Err: err}
+		res.Status = events.CallFailed
+		e.log.Warn("tool call failed", "server", call.Server, "tool", call.Tool, "call_id", call.CallID, "error", err)
+	case raw == nil:
+		// A Caller must return a result or an error; treat a broken one
+		// as a host failure rather than a silent success.
+		res.Err = &CallError{Server: call.Server, Tool: call.Tool, Err: errNoResult}
+		res.Status = events.CallFailed
+		e.log.Warn("tool call failed", "server", call.Server, "tool", call.Tool, "call_id", call.CallID, "error", errNoResult)
+	case raw.IsError:
+		res.Status = events.CallFailed
+	}
+	if e.log.IsDebug() {
+		e.log.Debug("tool call finished", "server", call.Server, "tool", call.Tool, "call_id", call.CallID,
+			"status", res.Status, "wall", wall)
+	}
+	res.Model = ModelProjection(res.Raw, res.Err, wall, e.model)
+
+	ev := events.ToolCallEnd{
+		At:       finished,
+		Call:     call,
+		Status:   res.Status,
+		Duration: wall,
+		Result:   EventProjection(res.Raw, res.Err),
+	}
+	if res.Err != nil {
+		ev.Error = Truncate(res.Err.Error(), EventResultMaxBytes)
+	}
+	if e.events != nil {
+		e.events.Emit(ev)
+	}
+	return res
+}
+
+var errNoResult = errors.New("the connection manager returned neither a result nor an error")

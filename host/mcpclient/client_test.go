@@ -1,0 +1,366 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+
+	"github.com/toolgate/toolgate/host/internal/procwatch"
+	"github.com/toolgate/toolgate/host/internal/testbin"
+	"github.com/toolgate/toolgate/host/launch"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbin.Cleanup()
+	if code == 0 {
+		// go-sdk sends notifications/cancelled from a goroutine bounded by
+		// 5 s; let those finish before looking for leaks.
+		if err := goleak.Find(goleak.IgnoreCurrent()); err != nil {
+			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// pipeLauncher is a unit-test launcher: instead of a process it serves an
+// in-process go-sdk server over pipes.
+type pipeLauncher struct {
+	server *mcp.Server
+	wg     sync.WaitGroup
+}
+
+func (l *pipeLauncher) Launch(ctx context.Context, _ launch.Spec) (launch.Process, error) {
+	cr, sw := io.Pipe() // server → client
+	sr, cw := io.Pipe() // client → server
+	p := &pipeProcess{r: cr, w: cw, done: make(chan struct{})}
+	ss, err := l.server.Connect(ctx, &mcp.IOTransport{Reader: sr, Writer: sw}, nil)
+	if err != nil {
+		return nil, err
+	}
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		_ = ss.Wait()
+		_ = sw.Close()
+		p.once.Do(func() { close(p.done) })
+	}()
+	p.ss = ss
+	return p, nil
+}
+
+type pipeProcess struct {
+	r    *io.PipeReader
+	w    *io.PipeWriter
+	ss   *mcp.ServerSession
+	once sync.Once
+	done chan struct{}
+}
+
+func (p *pipeProcess) Read(b []byte) (int, error)  { return p.r.Read(b) }
+func (p *pipeProcess) Write(b []byte) (int, error) { return p.w.Write(b) }
+func (p *pipeProcess) Close() error {
+	_ = p.w.Close()
+	_ = p.r.Close()
+	_ = p.ss.Close()
+	<-p.done
+	return nil
+}
+func (p *pipeProcess) Stderr() io.Reader { return strings.NewReader("") }
+func (p *pipeProcess) Wait(ctx context.Context) error {
+	select {
+	case <-p.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+func (p *pipeProcess) Kill() error { return p.Close() }
+func (p *pipeProcess) Pid() int    { return 0 }
+
+func newPipeClient(t *testing.T, srv *mcp.Server, opts Options) *Client {
+	t.Helper()
+	l := &pipeLauncher{server: srv}
+	opts.Name = "fake"
+	opts.Stdio = &Stdio{Launcher: l}
+	c, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.Close()
+		l.wg.Wait()
+	})
+	return c
+}
+
+func TestCallTimeoutPausesWhileElicitationWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+		mcp.AddTool(srv, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "name?", RequestedSchema: &jsonschemaObject})
+			if err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action}}}, nil, nil
+		})
+		human := 10 * time.Second // far longer than the call's timeout
+		c := newPipeClient(t, srv, Options{Handlers: Handlers{
+			Elicit: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				select {
+				case <-time.After(human):
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+			},
+		}})
+		if err := c.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.CallTool(t.Context(), &mcp.CallToolParams{Name: "ask"}, CallOptions{Timeout: time.Second})
+		if err != nil {
+			t.Fatalf("a call waiting on a human must not time out: %v", err)
+		}
+		if got := res.Content[0].(*mcp.TextContent).Text; got != "accept" {
+			t.Fatalf("result = %q", got)
+		}
+	})
+}
+
+var jsonschemaObject = map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "string"}}}
+
+func TestActiveTimerArithmetic(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var g pauseGroup
+		var fired atomic.Bool
+		start := time.Now()
+		var firedAt time.Time
+		done := make(chan struct{})
+		tm := g.start(time.Second, func() { firedAt = time.Now(); fired.Store(true); close(done) })
+		defer g.stop(tm)
+
+		time.Sleep(400 * time.Millisecond) // fake clock: 0.4 s of active time
+		g.begin()
+		time.Sleep(time.Hour) // paused: does not count
+		synctest.Wait()
+		if fired.Load() {
+			t.Fatal("timer fired while paused")
+		}
+		g.end()
+		<-done
+		if got := firedAt.Sub(start); got != time.Hour+time.Second {
+			t.Fatalf("fired after %v, want 1h (paused) + 1s (active)", got)
+		}
+	})
+}
+
+func TestAutoFallsBackToModernWhenLegacyIsRefused(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "modern-only", Version: "1"}, nil)
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "initialize" {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "initialize is gone"}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	c := newPipeClient(t, srv, Options{})
+	if err := c.Connect(t.Context()); err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	if got := c.InitializeResult().ProtocolVersion; got < ModernVersion {
+		t.Fatalf("negotiated %q, want the modern protocol after the legacy refusal", got)
+	}
+}
+
+func TestExplicitVersionIsValidated(t *testing.T) {
+	_, err := New(Options{Name: "x", Stdio: &Stdio{}, ProtocolVersion: "2099-01-01"})
+	if err == nil || !strings.Contains(err.Error(), `unsupported protocol_version "2099-01-01"`) {
+		t.Fatalf("New = %v", err)
+	}
+	if _, err := New(Options{Name: "x"}); err == nil {
+		t.Fatal("a client with no transport must be refused")
+	}
+}
+
+// demoClient connects to a real mcp-demo process through the local launcher.
+func demoClient(t *testing.T, args ...string) *Client {
+	t.Helper()
+	env, err := launch.BuildEnv(os.LookupEnv, nil, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(Options{Name: "demo", Stdio: &Stdio{
+		Launcher: launch.NewLocal(launch.LocalOptions{}),
+		Spec:     launch.Spec{Server: "demo", Command: testbin.Path(t, "mcp-demo"), Args: args, Env: env, Dir: t.TempDir()},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestTimeoutCancelsTheServerCall(t *testing.T) {
+	log, lines, stop, err := procwatch.LineFIFO(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	c := demoClient(t, "--call-log", log)
+	_, err = c.CallTool(t.Context(), &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 60000}},
+		CallOptions{Timeout: 200 * time.Millisecond})
+	var te *TimeoutError
+	if !errors.As(err, &te) || err.Error() != "timed out awaiting tools/call after 0.2s" {
+		t.Fatalf("err = %v, want the timeout text", err)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Error("a timeout should match context.DeadlineExceeded")
+	}
+	// The server hears notifications/cancelled: its handler stops and the
+	// call log records it.
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for {
+		select {
+		case l := <-lines:
+			if strings.Contains(l, `"event":"cancelled"`) {
+				return
+			}
+		case <-ctx.Done():
+			t.Fatal("the server never recorded the cancellation")
+		}
+	}
+}
+
+func TestProgressReachesTheCaller(t *testing.T) {
+	c := demoClient(t)
+	var mu sync.Mutex
+	var got []float64
+	_, err := c.CallTool(t.Context(), &mcp.CallToolParams{Name: "progress", Arguments: map[string]any{"steps": 3}},
+		CallOptions{OnProgress: func(p *mcp.ProgressNotificationParams) {
+			mu.Lock()
+			got = append(got, p.Progress)
+			mu.Unlock()
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 3 {
+		t.Fatalf("progress notifications = %v, want 3", got)
+	}
+}
+
+func TestCrashEndsTheSessionWithItsReason(t *testing.T) {
+	c := demoClient(t, "--crash-after", "1")
+	if _, err := c.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}, CallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	<-c.Done()
+	var ee *ExitError
+	if err := c.Err(); !errors.As(err, &ee) || !strings.Contains(err.Error(), "exit status 3") {
+		t.Fatalf("Err() = %v, want an ExitError with the exit status", err)
+	}
+	if c.State() != StateClosed {
+		t.Fatalf("state = %v", c.State())
+	}
+	_, err := c.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo"}, CallOptions{})
+	if !errors.As(err, &ee) {
+		t.Fatalf("a call after the crash: %v, want the crash reason", err)
+	}
+}
+
+func TestListingLimits(t *testing.T) {
+	t.Run("too many tools", func(t *testing.T) {
+		c := demoClient(t, "--no-default-tools", "--tools", "2049", "--page-size", "500")
+		_, err := c.ListTools(t.Context())
+		if !errors.Is(err, ErrCatalogLimit) || !strings.Contains(err.Error(), "more than 2048 tools") {
+			t.Fatalf("ListTools = %v", err)
+		}
+	})
+	t.Run("too many pages", func(t *testing.T) {
+		c := demoClient(t, "--no-default-tools", "--tools", "101", "--page-size", "1")
+		_, err := c.ListTools(t.Context())
+		if !errors.Is(err, ErrCatalogLimit) || !strings.Contains(err.Error(), "more than 100 pages") {
+			t.Fatalf("ListTools = %v", err)
+		}
+	})
+	t.Run("exactly at the limits", func(t *testing.T) {
+		c := demoClient(t, "--no-default-tools", "--tools", "100", "--page-size", "1")
+		tools, err := c.ListTools(t.Context())
+		if err != nil || len(tools) != 100 {
+			t.Fatalf("ListTools = %d tools, %v", len(tools), err)
+		}
+	})
+}
+
+func TestLifecycleErrors(t *testing.T) {
+	c := demoClient(t)
+	if err := c.Connect(t.Context()); err == nil || !strings.Contains(err.Error(), "already ready") {
+		t.Fatalf("second Connect = %v", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close is idempotent: %v", err)
+	}
+	if _, err := c.ListTools(t.Context()); !errors.Is(err, ErrClosed) {
+		t.Fatalf("ListTools after Close = %v", err)
+	}
+	if c.Err() != nil {
+		t.Fatalf("a closed client did not crash: Err() = %v", c.Err())
+	}
+}
+
+func TestTailBufferKeepsTheLastLines(t *testing.T) {
+	tb := newTailBuffer(3, 40)
+	for _, l := range []string{"one", "two", "three", "four", strings.Repeat("x", 100)} {
+		_, _ = tb.Write([]byte(l + "\n"))
+	}
+	got := tb.String()
+	if strings.Contains(got, "one") || !strings.HasPrefix(got, "…") || len(got) > 40+len("…") {
+		t.Fatalf("tail = %q", got)
+	}
+}
+
+func TestAuthChallengesAreRead(t *testing.T) {
+	for _, tt := range []struct {
+		status    int
+		headers   []string
+		challenge bool
+		scope     string
+	}{
+		{401, nil, false, ""},
+		{401, []string{`Bearer resource_metadata="https://x/.well-known/oauth-protected-resource"`}, true, ""},
+		{403, []string{`Basic realm="x"`, `Bearer error="insufficient_scope", scope="repo:write"`}, true, "repo:write"},
+		{403, []string{`Bearer error="insufficient_scope"`}, true, "(unspecified)"},
+	} {
+		resp := &http.Response{StatusCode: tt.status, Header: http.Header{"Www-Authenticate": tt.headers}}
+		e := authErrorFrom(resp)
+		if e.Challenge != tt.challenge || e.Scope != tt.scope {
+			t.Errorf("%d %v: got challenge=%v scope=%q", tt.status, tt.headers, e.Challenge, e.Scope)
+		}
+	}
+}

@@ -18,7 +18,8 @@ TESTFLAGS   ?=
 # Every main package and the binary it builds.
 CMDS := \
 	toolgate=./host/cmd/toolgate \
-	mcp-demo=./testplugins/mcp-demo
+	mcp-demo=./testplugins/mcp-demo \
+	conformance-client=./testplugins/conformance-client
 
 .PHONY: help
 help: ## list targets

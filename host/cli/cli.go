@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/toolgate/toolgate/host/approval"
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/mcpclient"
 )
@@ -55,6 +56,9 @@ type IO struct {
 	Out, Err io.Writer
 	// LookupEnv reads the environment; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// Asker answers approval prompts and elicitations; nil means a
+	// terminal on In/Err (interactive only when In is a terminal).
+	Asker approval.Asker
 }
 
 // globals are the flags every command shares.
@@ -92,13 +96,14 @@ then the user config directory (toolgate/config.hcl).
 	root.SetErr(stdio.Err)
 	pf := root.PersistentFlags()
 	pf.StringVarP(&g.configPath, "config", "c", "", "configuration file or directory")
-	pf.StringVar(&g.logLevel, "log-level", envOr(stdio.LookupEnv, "TOOLGATE_LOG", "warn"), "log level: trace, debug, info, warn, error, off (env TOOLGATE_LOG)")
+	pf.StringVar(&g.logLevel, "log-level", envOr(stdio.LookupEnv, "TOOLGATE_LOG", "error"), "log level: trace, debug, info, warn, error, off (env TOOLGATE_LOG)")
 	pf.BoolVar(&g.logJSON, "log-json", false, "write logs as JSON lines")
 
 	root.AddCommand(
 		newValidateCmd(g),
 		newServersCmd(g),
 		newToolsCmd(g),
+		newCallCmd(g),
 		newVersionCmd(g),
 	)
 
@@ -160,12 +165,18 @@ func (g *globals) loadConfig() (*config.Config, error) {
 	return cfg, nil
 }
 
-func (g *globals) isTerminal(w io.Writer) bool {
+func (g *globals) isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-func (g *globals) color() bool { return g.isTerminal(g.io.Err) }
+// color follows the terminal, and NO_COLOR (https://no-color.org).
+func (g *globals) color() bool {
+	if v, ok := g.io.LookupEnv("NO_COLOR"); ok && v != "" {
+		return false
+	}
+	return g.isTerminal(g.io.Err)
+}
 
 func (g *globals) width() uint {
 	if f, ok := g.io.Err.(*os.File); ok {

@@ -19,8 +19,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolgate/toolgate/host/cli"
-	"github.com/toolgate/toolgate/host/internal/procwatch"
-	"github.com/toolgate/toolgate/host/internal/testbin"
+	"github.com/toolgate/toolgate/internal/procwatch"
+	"github.com/toolgate/toolgate/internal/testbin"
 )
 
 func TestMain(m *testing.M) {
@@ -105,7 +105,7 @@ func TestExampleConfigAsANewUserTriesIt(t *testing.T) {
 	if r.code != cli.ExitOK {
 		t.Fatalf("tools: %+v", r)
 	}
-	if !regexp.MustCompile(`(?m)^mcp__demo__echo\s+demo/echo\s+read-only\s+model$`).MatchString(r.stdout) {
+	if !regexp.MustCompile(`(?m)^mcp__demo__echo\s+demo/echo\s+read-only\s+auto: runs without asking\s+model$`).MatchString(r.stdout) {
 		t.Errorf("tools output lacks the echo row:\n%s", r.stdout)
 	}
 	if strings.Contains(r.stdout, "mcp__demo__delete_file") {

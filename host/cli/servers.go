@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/toolgate/toolgate/host"
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/manager"
 )
@@ -30,7 +31,7 @@ Exit codes: 0 every enabled server is ready; 1 a required server failed;
 			if err != nil {
 				return err
 			}
-			h, sum, err := g.startHost(cmd.Context(), cfg, !asJSON && g.isTerminal(g.io.Err))
+			h, sum, err := g.startHost(cmd.Context(), cfg, !asJSON && g.isTerminal(g.io.Err), host.Options{})
 			if err != nil {
 				return err
 			}

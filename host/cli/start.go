@@ -15,12 +15,12 @@ import (
 // startHost builds a host for cfg, starts every server and waits for the
 // startup summary. With progress, each server's outcome is printed to
 // stderr as it arrives. The caller closes the host.
-func (g *globals) startHost(ctx context.Context, cfg *config.Config, progress bool, extra ...events.Sink) (*host.Host, events.StartupComplete, error) {
-	sinks := extra
+func (g *globals) startHost(ctx context.Context, cfg *config.Config, progress bool, opts host.Options) (*host.Host, events.StartupComplete, error) {
 	if progress {
-		sinks = append(sinks, newProgress(g.io.Err, len(enabled(cfg))))
+		opts.Sinks = append(opts.Sinks, newProgress(g.io.Err, len(enabled(cfg))))
 	}
-	h, err := host.New(cfg, host.Options{Logger: g.logger(), Sinks: sinks, LookupEnv: g.io.LookupEnv})
+	opts.Logger, opts.LookupEnv = g.logger(), g.io.LookupEnv
+	h, err := host.New(cfg, opts)
 	if err != nil {
 		return nil, events.StartupComplete{}, exit(ExitFailure, err)
 	}

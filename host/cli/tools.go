@@ -9,6 +9,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/toolgate/toolgate/host"
+	"github.com/toolgate/toolgate/host/approval"
 	"github.com/toolgate/toolgate/host/catalog"
 )
 
@@ -20,20 +22,25 @@ type toolRow struct {
 	Title       string               `json:"title,omitempty"`
 	Visibility  string               `json:"visibility"` // model | app-only
 	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	// ApprovalMode is the resolved mode (tool block → server default → auto).
+	ApprovalMode string `json:"approval_mode"`
+	// NeedsApproval is true when a call goes past mode and annotations to
+	// hooks, the reviewer or a human.
+	NeedsApproval bool `json:"needs_approval"`
 }
 
 func newToolsCmd(g *globals) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "tools",
-		Short: "List every tool under its model name, with its raw route, annotations and visibility",
+		Short: "List every tool: model name, raw route, annotations, approval mode and visibility",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.loadConfig()
 			if err != nil {
 				return err
 			}
-			h, _, err := g.startHost(cmd.Context(), cfg, !asJSON && g.isTerminal(g.io.Err))
+			h, _, err := g.startHost(cmd.Context(), cfg, !asJSON && g.isTerminal(g.io.Err), host.Options{})
 			if err != nil {
 				return err
 			}
@@ -45,7 +52,11 @@ func newToolsCmd(g *globals) *cobra.Command {
 			}
 			rows := make([]toolRow, 0, len(cat.Tools))
 			for _, t := range cat.Tools {
-				rows = append(rows, rowOf(t))
+				r := rowOf(t)
+				mode := approval.ResolveMode(cat.Servers[t.Server].Config, t.RawName())
+				r.ApprovalMode = string(mode)
+				r.NeedsApproval = !approval.AutoApproved(cfg.Approval, mode) && approval.RequiresApproval(mode, t.Tool.Annotations)
+				rows = append(rows, r)
 			}
 			if asJSON {
 				enc := json.NewEncoder(g.io.Out)
@@ -60,9 +71,13 @@ func newToolsCmd(g *globals) *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(g.io.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "MODEL NAME\tROUTE\tANNOTATIONS\tVISIBILITY")
+			fmt.Fprintln(tw, "MODEL NAME\tROUTE\tANNOTATIONS\tAPPROVAL\tVISIBILITY")
 			for _, r := range rows {
-				fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\n", r.ModelName, r.Server, r.Tool, annotationText(r.Annotations), r.Visibility)
+				asks := "runs without asking"
+				if r.NeedsApproval {
+					asks = "asks"
+				}
+				fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s: %s\t%s\n", r.ModelName, r.Server, r.Tool, annotationText(r.Annotations), r.ApprovalMode, asks, r.Visibility)
 			}
 			return tw.Flush()
 		},

@@ -18,11 +18,11 @@ import (
 	"github.com/toolgate/toolgate/host/environment"
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/execution"
-	"github.com/toolgate/toolgate/host/internal/procwatch"
-	"github.com/toolgate/toolgate/host/internal/testbin"
 	"github.com/toolgate/toolgate/host/launch"
 	"github.com/toolgate/toolgate/host/manager"
 	"github.com/toolgate/toolgate/host/mcpclient"
+	"github.com/toolgate/toolgate/internal/procwatch"
+	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/testplugins/mcpdemo"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/toolgate/toolgate/host/internal/testbin"
+	"github.com/toolgate/toolgate/internal/testbin"
 )
 
 // TestMain checks for leaked goroutines after the binaries testbin built

@@ -7,9 +7,9 @@ import (
 
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/environment"
-	"github.com/toolgate/toolgate/host/internal/testbin"
 	"github.com/toolgate/toolgate/host/launch"
 	"github.com/toolgate/toolgate/host/manager"
+	"github.com/toolgate/toolgate/internal/testbin"
 )
 
 // BenchmarkStartup measures concurrent startup of 20 stdio servers

@@ -20,7 +20,8 @@ type CallOptions struct {
 	// notifications/cancelled) and a *TimeoutError is returned.
 	Timeout time.Duration
 	// OnProgress, when set, receives the server's progress notifications
-	// for this call. It must not block.
+	// for this call, in order and before the result. It runs on the
+	// connection's read path: it must not block.
 	OnProgress func(*mcp.ProgressNotificationParams)
 }
 

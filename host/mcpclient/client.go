@@ -278,7 +278,9 @@ func (c *Client) connect(ctx context.Context, version string) error {
 			defer c.wg.Done()
 			pumpStderr(proc.Stderr(), tail, c.log.Named("stderr"))
 		}()
-		transport = &mcp.IOTransport{Reader: proc, Writer: proc}
+		// Safe to wrap: go-sdk asks nothing of a stdio connection beyond
+		// the Connection interface. HTTP progress is read in headerTransport.
+		transport = &progressTransport{Transport: &mcp.IOTransport{Reader: proc, Writer: proc}, router: &c.progress}
 	} else {
 		transport = c.httpTransport()
 	}
@@ -347,9 +349,6 @@ func (c *Client) clientOptions() *mcp.ClientOptions {
 			if f := c.opts.Handlers.ToolsChanged; f != nil {
 				f()
 			}
-		},
-		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
-			c.progress.deliver(req.Params)
 		},
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 			if f := c.opts.Handlers.Log; f != nil {

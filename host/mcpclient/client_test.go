@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,9 +18,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
-	"github.com/toolgate/toolgate/host/internal/procwatch"
-	"github.com/toolgate/toolgate/host/internal/testbin"
 	"github.com/toolgate/toolgate/host/launch"
+	"github.com/toolgate/toolgate/internal/procwatch"
+	"github.com/toolgate/toolgate/internal/testbin"
 )
 
 func TestMain(m *testing.M) {
@@ -254,21 +255,17 @@ func TestTimeoutCancelsTheServerCall(t *testing.T) {
 
 func TestProgressReachesTheCaller(t *testing.T) {
 	c := demoClient(t)
-	var mu sync.Mutex
-	var got []float64
+	got := make(chan float64, 16)
 	_, err := c.CallTool(t.Context(), &mcp.CallToolParams{Name: "progress", Arguments: map[string]any{"steps": 3}},
-		CallOptions{OnProgress: func(p *mcp.ProgressNotificationParams) {
-			mu.Lock()
-			got = append(got, p.Progress)
-			mu.Unlock()
-		}})
+		CallOptions{OnProgress: func(p *mcp.ProgressNotificationParams) { got <- p.Progress }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(got) != 3 {
-		t.Fatalf("progress notifications = %v, want 3", got)
+	// The server sends them before its result, so all three must have
+	// been delivered by the time the result is: a gateway forwards them
+	// upstream and late ones would be lost.
+	if n := len(got); n != 3 {
+		t.Fatalf("received %d progress notifications before the result, want 3", n)
 	}
 }
 
@@ -362,5 +359,36 @@ func TestAuthChallengesAreRead(t *testing.T) {
 		if e.Challenge != tt.challenge || e.Scope != tt.scope {
 			t.Errorf("%d %v: got challenge=%v scope=%q", tt.status, tt.headers, e.Challenge, e.Scope)
 		}
+	}
+}
+
+func TestProgressOverHTTPArrivesBeforeTheResult(t *testing.T) {
+	env, _ := launch.BuildEnv(os.LookupEnv, nil, nil, false)
+	p, err := launch.NewLocal(launch.LocalOptions{}).Launch(t.Context(), launch.Spec{
+		Server: "web", Command: testbin.Path(t, "mcp-demo"), Args: []string{"--http", "127.0.0.1:0"}, Env: env, Dir: t.TempDir(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Kill(); _ = p.Wait(context.Background()) })
+	url, err := procwatch.WaitLine(t.Context(), p.Stderr(), regexp.MustCompile(`listening on (http://\S+)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(Options{Name: "web", HTTP: &HTTP{URL: url}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	if err := c.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan float64, 16)
+	if _, err := c.CallTool(t.Context(), &mcp.CallToolParams{Name: "progress", Arguments: map[string]any{"steps": 4}},
+		CallOptions{OnProgress: func(p *mcp.ProgressNotificationParams) { got <- p.Progress }}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(got); n != 4 {
+		t.Fatalf("received %d progress notifications before the result, want 4", n)
 	}
 }

@@ -16,7 +16,7 @@ func (c *Client) httpTransport() mcp.Transport {
 	if h.Client != nil && h.Client.Transport != nil {
 		base = h.Client.Transport
 	}
-	c.auth = &headerTransport{base: base, header: h.Header}
+	c.auth = &headerTransport{base: base, header: h.Header, progress: &c.progress}
 	hc := &http.Client{Transport: c.auth}
 	if h.Client != nil {
 		// Keep the caller's redirect policy and jar; never a Timeout,
@@ -38,6 +38,8 @@ type headerTransport struct {
 	// refused is the last 401/403 seen: go-sdk's errors lose the status
 	// and the challenge, which are what tell a user how to log in.
 	refused atomic.Pointer[AuthError]
+	// progress receives progress notifications read off event streams.
+	progress *progressRouter
 }
 
 func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -51,8 +53,14 @@ func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := t.base.RoundTrip(r)
-	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+	if err != nil {
+		return resp, err
+	}
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 		t.refused.Store(authErrorFrom(resp))
+	}
+	if t.progress != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		resp.Body = &sseProgress{body: resp.Body, router: t.progress}
 	}
 	return resp, err
 }

@@ -20,8 +20,9 @@ import (
 
 // Packages maps a binary name to the package that builds it.
 var Packages = map[string]string{
-	"toolgate": "./host/cmd/toolgate",
-	"mcp-demo": "./testplugins/mcp-demo",
+	"toolgate":           "./host/cmd/toolgate",
+	"mcp-demo":           "./testplugins/mcp-demo",
+	"conformance-client": "./testplugins/conformance-client",
 }
 
 var (
@@ -78,7 +79,7 @@ func path(name string) (string, error) {
 // Root returns the repository root.
 func Root() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
 // Cleanup removes binaries built into the temporary directory. Call it

@@ -1,0 +1,105 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/host"
+	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/host/events"
+	"github.com/toolgate/toolgate/host/exposure"
+	"github.com/toolgate/toolgate/internal/testbin"
+)
+
+// BenchmarkCallPath measures one auto-approved call through the whole
+// host — router, approval, execution, events (with an audit log) — against
+// a bare go-sdk client calling the same tool on the same kind of mcp-demo
+// process, interleaved in the same run. It reports p50/p99 of both and
+// their ratio (target: p50 ≤ 1.10×).
+func BenchmarkCallPath(b *testing.B) {
+	demo := testbin.Path(b, "mcp-demo")
+	dir := b.TempDir()
+	cfgPath := filepath.Join(dir, "toolgate.hcl")
+	src := fmt.Sprintf("audit_log = \"audit.jsonl\"\nserver \"demo\" {\n  command = %q\n}\n", demo)
+	if err := os.WriteFile(cfgPath, []byte(src), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cfg, diags := config.Load(cfgPath, config.LoadOptions{})
+	if diags.HasErrors() {
+		b.Fatal(diags)
+	}
+	h, err := host.New(cfg, host.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	h.Start(b.Context())
+	if _, err := h.Manager.WaitStartup(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	step := h.NewStep("")
+
+	direct, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(b.Context(),
+		&mcp.CommandTransport{Command: exec.Command(demo)}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer direct.Close()
+
+	args := []byte(`{"text":"hello from the benchmark"}`)
+	viaHost := func() time.Duration {
+		t0 := time.Now()
+		res := step.Call(b.Context(), exposure.CallRequest{Name: "mcp__demo__echo", Arguments: args})
+		d := time.Since(t0)
+		if res.Status != events.CallCompleted {
+			b.Fatalf("host call: %s", res.Model.Text)
+		}
+		return d
+	}
+	viaSDK := func() time.Duration {
+		var a map[string]any
+		_ = json.Unmarshal(args, &a)
+		t0 := time.Now()
+		res, err := direct.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: a})
+		d := time.Since(t0)
+		if err != nil || res.IsError {
+			b.Fatalf("direct call: %v", err)
+		}
+		return d
+	}
+	for range 50 { // warm both paths
+		viaHost()
+		viaSDK()
+	}
+	var hostTimes, sdkTimes []time.Duration
+	for b.Loop() {
+		hostTimes = append(hostTimes, viaHost())
+		sdkTimes = append(sdkTimes, viaSDK())
+	}
+	reportLatency(b, "host", hostTimes, "sdk", sdkTimes)
+}
+
+// reportLatency reports p50/p99 of a measured path and its baseline, and
+// the p50 ratio.
+func reportLatency(b *testing.B, name string, got []time.Duration, baseName string, base []time.Duration) {
+	p := func(ds []time.Duration, q float64) time.Duration {
+		s := slices.Clone(ds)
+		slices.Sort(s)
+		return s[min(len(s)-1, int(q*float64(len(s))))]
+	}
+	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+	b.ReportMetric(us(p(got, 0.50)), name+"_p50_us")
+	b.ReportMetric(us(p(got, 0.99)), name+"_p99_us")
+	b.ReportMetric(us(p(base, 0.50)), baseName+"_p50_us")
+	b.ReportMetric(us(p(base, 0.99)), baseName+"_p99_us")
+	b.ReportMetric(float64(p(got, 0.50))/float64(p(base, 0.50)), "x_p50")
+}

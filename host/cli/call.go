@@ -1,0 +1,213 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolgate/toolgate/host"
+	"github.com/toolgate/toolgate/host/events"
+	"github.com/toolgate/toolgate/host/exposure"
+	"github.com/toolgate/toolgate/host/terminal"
+)
+
+func newCallCmd(g *globals) *cobra.Command {
+	var (
+		asJSON bool
+		kv     []string
+	)
+	cmd := &cobra.Command{
+		Use:   "call NAME [JSON]",
+		Short: "Call one tool by its model name, through exposure, approval and execution",
+		Long: `Call one tool the way a model would: by its model-visible name (see
+toolgate tools), with a JSON object of arguments and/or --arg key=value pairs
+typed by the tool's input schema. The call goes through the whole approval
+chain; when it needs a human, you are asked on this terminal (with no terminal,
+the call is denied and the text says how to configure an approver).
+
+By default the result is printed as the model receives it; --json prints the
+raw CallToolResult instead.
+
+Exit codes: 0 the call completed; 1 it failed, was denied, or the tool is
+unknown; 2 bad usage or an invalid configuration.`,
+		Example: `  toolgate call mcp__demo__echo '{"text":"hi"}'
+  toolgate call mcp__files__write_file --arg path=a.txt --arg content=hi`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := g.loadConfig()
+			if err != nil {
+				return err
+			}
+			asker := g.io.Asker
+			if asker == nil {
+				tty := terminal.New(g.io.In, g.io.Err, terminal.Options{Interactive: g.isTerminal(g.io.In), Color: g.color()})
+				defer tty.Close()
+				asker = tty
+			}
+			h, _, err := g.startHost(cmd.Context(), cfg, false, host.Options{Asker: asker})
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			if err := h.Manager.RequiredError(); err != nil {
+				return exit(ExitFailure, err)
+			}
+			step := h.NewStep("")
+			name := args[0]
+			t, ok := step.Lookup(name)
+			if !ok {
+				return exit(ExitFailure, fmt.Errorf("unsupported call: %s%s", name, suggest(step, name)))
+			}
+			var raw []byte
+			if len(args) == 2 {
+				raw = []byte(args[1])
+			}
+			raw, err = mergeArgs(raw, kv, t)
+			if err != nil {
+				return exit(ExitUsage, err)
+			}
+			res := step.Call(cmd.Context(), exposure.CallRequest{Name: name, Arguments: raw})
+			if asJSON {
+				enc := json.NewEncoder(g.io.Out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(res.Raw); err != nil {
+					return exit(ExitFailure, err)
+				}
+			} else {
+				fmt.Fprintln(g.io.Out, res.Model.Text)
+			}
+			if res.Status != events.CallCompleted {
+				return exit(ExitFailure, nil)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the raw CallToolResult as JSON")
+	cmd.Flags().StringArrayVar(&kv, "arg", nil, "an argument as key=value, typed by the tool's input schema (repeatable)")
+	return cmd
+}
+
+// mergeArgs overlays --arg pairs on the JSON argument text. Values are
+// typed by the tool's input schema: strings stay strings, numbers and
+// booleans are parsed, arrays and objects are read as JSON.
+func mergeArgs(raw []byte, pairs []string, t *exposure.Tool) ([]byte, error) {
+	if len(pairs) == 0 {
+		return raw, nil
+	}
+	obj := map[string]any{}
+	if len(strings.TrimSpace(string(raw))) > 0 {
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			return nil, fmt.Errorf("the JSON argument must be an object to combine with --arg: %w", err)
+		}
+	}
+	props := schemaProperties(t.Tool.InputSchema)
+	for _, p := range pairs {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--arg %q: want key=value", p)
+		}
+		typ := ""
+		if prop, ok := props[k].(map[string]any); ok {
+			typ, _ = prop["type"].(string)
+		} else if len(props) > 0 {
+			return nil, fmt.Errorf("--arg %s: %s has no argument %q (it takes: %s)", k, t.ModelName, k, strings.Join(sortedKeys(props), ", "))
+		}
+		val, err := typed(v, typ)
+		if err != nil {
+			return nil, fmt.Errorf("--arg %s: %w", k, err)
+		}
+		obj[k] = val
+	}
+	return json.Marshal(obj)
+}
+
+func typed(v, typ string) (any, error) {
+	switch typ {
+	case "integer":
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer", v)
+		}
+		return n, nil
+	case "number":
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", v)
+		}
+		return f, nil
+	case "boolean":
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not true or false", v)
+		}
+		return b, nil
+	case "array", "object":
+		var x any
+		if err := json.Unmarshal([]byte(v), &x); err != nil {
+			return nil, fmt.Errorf("%q is not a JSON %s: %v", v, typ, err)
+		}
+		return x, nil
+	}
+	return v, nil
+}
+
+func schemaProperties(schema any) map[string]any {
+	m, ok := schema.(map[string]any)
+	if !ok {
+		return nil
+	}
+	props, _ := m["properties"].(map[string]any)
+	return props
+}
+
+func sortedKeys(m map[string]any) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// suggest names the closest model-visible tools for a mistyped name.
+func suggest(step *exposure.Step, name string) string {
+	var best []string
+	bestD := 1 << 30
+	for _, t := range step.Tools() {
+		d := distance(strings.ToLower(name), strings.ToLower(t.ModelName))
+		switch {
+		case d < bestD:
+			best, bestD = []string{t.ModelName}, d
+		case d == bestD:
+			best = append(best, t.ModelName)
+		}
+	}
+	if len(best) == 0 || bestD > max(3, len(name)/3) {
+		return "; see `toolgate tools` for the names"
+	}
+	return fmt.Sprintf("; did you mean %s?", strings.Join(best, " or "))
+}
+
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

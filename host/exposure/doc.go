@@ -1,0 +1,23 @@
+// Package exposure owns the question "what may the model propose in this
+// step?" and routes what it proposes.
+//
+// A [Step] captures the catalog once, on first use, and every consumer in
+// that step — the model-visible tool specs, the call handler (and, with
+// deferred exposure, the search index) — reads that same list. From it the
+// step builds two views that must never be confused:
+//
+//   - the model-visible specs: tools the model is shown (direct) now;
+//   - the registry: every runtime the step can dispatch, including tools
+//     the model cannot see (hidden by _meta.ui.visibility).
+//
+// [Step.Call] is the call path: model name → raw route, argument parsing,
+// the tool_call_begin event, approval (package approval decides), the
+// catalog-revision guard, then execution (package execution runs the call
+// and shapes the answer). Calls to parallel-safe tools (server opt-in or
+// readOnlyHint) run concurrently; all other calls of a step are serialized.
+//
+// It must not decide approval, talk to servers, or shape results: it asks
+// the [Approver] and the [Executor] it is given.
+//
+// A Step is safe for concurrent use.
+package exposure

@@ -1,0 +1,326 @@
+package exposure
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/host/approval"
+	"github.com/toolgate/toolgate/host/catalog"
+	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/host/events"
+	"github.com/toolgate/toolgate/host/execution"
+	"github.com/toolgate/toolgate/host/manager"
+)
+
+// Catalogs is what a step needs from discovery: the current catalog.
+type Catalogs interface {
+	Catalog() *manager.Catalog
+}
+
+// Approver decides whether one call may run (package approval).
+type Approver interface {
+	Decide(ctx context.Context, r approval.Request) approval.Decision
+}
+
+// Executor runs an approved call (package execution).
+type Executor interface {
+	Execute(ctx context.Context, r execution.Request) execution.Result
+}
+
+// Options configures a Step.
+type Options struct {
+	Catalogs Catalogs
+	Approver Approver
+	Executor Executor
+	// SessionID identifies the approval session (session memory, audit).
+	SessionID string
+	// Model shapes the texts of calls that never reach a server.
+	Model  config.Model
+	Events events.Sink // nil = none
+	Logger hclog.Logger
+	Now    func() time.Time // nil = time.Now
+}
+
+// Visibility of a tool in a step.
+const (
+	Direct = "direct" // in the model's tool list
+	Hidden = "hidden" // dispatchable for apps, never shown to or run by the model
+)
+
+// Tool is one entry of a step's registry.
+type Tool struct {
+	catalog.ToolInfo
+	// Exposure is Direct or Hidden.
+	Exposure string
+	// Parallel is true when calls may run concurrently with others: the
+	// server opted in or the tool is read-only.
+	Parallel bool
+	// Server describes the owning server at capture time.
+	ServerInfo manager.ServerInfo
+}
+
+// Step is one model turn's view of the tools. Build one with NewStep per
+// turn (CLI: per invocation; gateway: per upstream listing).
+type Step struct {
+	opts Options
+	log  hclog.Logger
+
+	once     sync.Once
+	cat      *manager.Catalog
+	registry map[string]*Tool // model name → every runtime
+	visible  []*Tool          // model-visible specs, in catalog order
+
+	// serial lets parallel-safe calls share (RLock) while every other
+	// call runs alone (Lock).
+	serial sync.RWMutex
+}
+
+// NewStep returns a step; nothing is captured until first use.
+func NewStep(opts Options) *Step {
+	if opts.Events == nil {
+		opts.Events = events.SinkFunc(func(events.Event) {})
+	}
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.SessionID == "" {
+		opts.SessionID = NewID("session")
+	}
+	return &Step{opts: opts, log: opts.Logger.Named("step")}
+}
+
+// SessionID is the step's approval session.
+func (s *Step) SessionID() string { return s.opts.SessionID }
+
+// capture takes the catalog once; every consumer of the step reads it.
+func (s *Step) capture() {
+	s.once.Do(func() {
+		s.cat = s.opts.Catalogs.Catalog()
+		s.registry = make(map[string]*Tool, len(s.cat.Tools))
+		for _, ti := range s.cat.Tools {
+			info := s.cat.Servers[ti.Server]
+			t := &Tool{
+				ToolInfo:   ti,
+				Exposure:   Direct,
+				ServerInfo: info,
+				Parallel:   info.ParallelToolCalls || (ti.Tool.Annotations != nil && ti.Tool.Annotations.ReadOnlyHint),
+			}
+			if !ti.ModelVisible {
+				t.Exposure = Hidden
+			}
+			s.registry[ti.ModelName] = t
+			if t.Exposure == Direct {
+				s.visible = append(s.visible, t)
+			}
+		}
+	})
+}
+
+// Revision is the catalog revision the step captured.
+func (s *Step) Revision() uint64 {
+	s.capture()
+	return s.cat.Revision
+}
+
+// Tools returns the model-visible tools of the step.
+func (s *Step) Tools() []*Tool {
+	s.capture()
+	return s.visible
+}
+
+// Lookup returns any registered runtime by model name, visible or not.
+func (s *Step) Lookup(name string) (*Tool, bool) {
+	s.capture()
+	t, ok := s.registry[name]
+	return t, ok
+}
+
+// CallRequest is one function call proposed by the model.
+type CallRequest struct {
+	// CallID is the model's call id; "" means one is generated.
+	CallID string
+	// Name is the flat model-visible tool name.
+	Name string
+	// Arguments is the model's JSON argument text ("" = no arguments).
+	Arguments []byte
+	// OnProgress receives the server's progress notifications.
+	OnProgress func(*mcp.ProgressNotificationParams)
+}
+
+// CallResult is the outcome of one call, whoever ended it.
+type CallResult struct {
+	CallID string
+	// Status is events.CallCompleted, CallFailed or CallDenied.
+	Status string
+	// Model is what the model receives.
+	Model execution.ModelOutput
+	// Raw is the server's CallToolResult, or for calls the host ended
+	// (unknown tool, bad arguments, denial, stale catalog, transport
+	// failure) an isError result carrying the same text.
+	Raw *mcp.CallToolResult
+	// Decision is the approval verdict; the zero value when the call
+	// ended before approval.
+	Decision approval.Decision
+	// Reached is true when the call was sent to the server.
+	Reached bool
+	// Tool is the runtime called; nil for an unknown name.
+	Tool *Tool
+	// Err is why the host ended the call, nil when the server answered.
+	Err error
+}
+
+// Texts the model receives when the host ends a call.
+const (
+	textUnsupported = "unsupported call: %s"
+	textNotForModel = "MCP tool `%s/%s` is not available to the model"
+	textStale       = "tool call rejected because the catalog changed after \"%s/%s\" was prepared"
+)
+
+// Call runs one model-proposed call through exposure, approval and
+// execution. It never returns an error: every outcome, including
+// denials, is a result the model can read.
+func (s *Step) Call(ctx context.Context, req CallRequest) CallResult {
+	started := s.opts.Now()
+	s.capture()
+	if req.CallID == "" {
+		req.CallID = NewID("call")
+	}
+	t, ok := s.registry[req.Name]
+	if !ok {
+		return s.ended(req.CallID, nil, started, fmt.Errorf(textUnsupported, req.Name))
+	}
+	if t.Exposure == Hidden {
+		return s.ended(req.CallID, t, started, fmt.Errorf(textNotForModel, t.Server, t.RawName()))
+	}
+	args, err := execution.ParseArguments(req.Arguments)
+	if err != nil {
+		return s.ended(req.CallID, t, started, err)
+	}
+
+	call := events.Call{CallID: req.CallID, SessionID: s.opts.SessionID, Server: t.Server, Tool: t.RawName(), ModelName: t.ModelName}
+	rawArgs := marshalArgs(args)
+	s.opts.Events.Emit(events.ToolCallBegin{At: started, Call: call, Arguments: rawArgs})
+
+	dec := s.opts.Approver.Decide(ctx, approval.Request{
+		CallID: req.CallID, SessionID: s.opts.SessionID,
+		Server: t.Server, Tool: t.RawName(), ModelName: t.ModelName,
+		Arguments:   rawArgs,
+		Annotations: t.Tool.Annotations,
+		Title:       t.Tool.Title, Description: t.Tool.Description,
+	})
+	if !dec.Approved {
+		r := s.endedAfterBegin(call, t, started, events.CallDenied, fmt.Errorf("%s", dec.Text))
+		r.Decision = dec
+		return r
+	}
+
+	// Only running is serialized, not approval: a prompt waiting on a
+	// human must not stall parallel-safe calls.
+	if t.Parallel {
+		s.serial.RLock()
+		defer s.serial.RUnlock()
+	} else {
+		s.serial.Lock()
+		defer s.serial.Unlock()
+	}
+	// Approval may have waited on a human for minutes: refuse to route to a
+	// tool that changed meanwhile.
+	if err := s.stillCurrent(t); err != nil {
+		r := s.endedAfterBegin(call, t, started, events.CallFailed, err)
+		r.Decision = dec
+		return r
+	}
+
+	res := s.opts.Executor.Execute(ctx, execution.Request{
+		Call:         call,
+		Arguments:    args,
+		Capabilities: t.ServerInfo.Capabilities,
+		OnProgress:   req.OnProgress,
+		Started:      started,
+	})
+	out := CallResult{CallID: req.CallID, Status: res.Status, Model: res.Model, Raw: res.Raw,
+		Decision: dec, Reached: true, Tool: t, Err: res.Err}
+	if out.Raw == nil {
+		out.Raw = errorResult(res.Model.Text)
+		if res.Err != nil {
+			out.Raw = errorResult(res.Err.Error())
+		}
+	}
+	return out
+}
+
+// stillCurrent checks the tool against the live catalog. Only a revision
+// change costs anything.
+func (s *Step) stillCurrent(t *Tool) error {
+	cur := s.opts.Catalogs.Catalog()
+	if cur.Revision == s.cat.Revision {
+		return nil
+	}
+	for _, ti := range cur.Tools {
+		if ti.Server == t.Server && ti.RawName() == t.RawName() {
+			if ti.ModelName == t.ModelName && reflect.DeepEqual(ti.Tool, t.Tool) {
+				return nil
+			}
+			break
+		}
+	}
+	return fmt.Errorf(textStale, t.Server, t.RawName())
+}
+
+// ended finishes a call that never began (no events: nothing was asked
+// of anyone).
+func (s *Step) ended(callID string, t *Tool, started time.Time, err error) CallResult {
+	text := err.Error()
+	wall := s.opts.Now().Sub(started)
+	return CallResult{
+		CallID: callID, Status: events.CallFailed, Tool: t, Err: err,
+		Model: execution.ModelProjection(errorResult(text), nil, wall, s.opts.Model),
+		Raw:   errorResult(text),
+	}
+}
+
+// endedAfterBegin finishes a call the host refused after tool_call_begin,
+// with its tool_call_end.
+func (s *Step) endedAfterBegin(call events.Call, t *Tool, started time.Time, status string, err error) CallResult {
+	r := s.ended(call.CallID, t, started, err)
+	r.Status = status
+	s.opts.Events.Emit(events.ToolCallEnd{
+		At: s.opts.Now(), Call: call, Status: status, Duration: s.opts.Now().Sub(started),
+		Result: execution.EventProjection(r.Raw, nil), Error: err.Error(),
+	})
+	return r
+}
+
+func errorResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+func marshalArgs(args map[string]any) json.RawMessage {
+	if args == nil {
+		return json.RawMessage(`{}`)
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return json.RawMessage(`{}`)
+	}
+	return b
+}
+
+// NewID returns a random id with a readable prefix, e.g. "call_9f1c…".
+func NewID(prefix string) string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return prefix + "_" + hex.EncodeToString(b[:])
+}

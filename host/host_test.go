@@ -1,0 +1,413 @@
+package host_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+
+	"github.com/toolgate/toolgate/host"
+	"github.com/toolgate/toolgate/host/approval"
+	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/host/events"
+	"github.com/toolgate/toolgate/host/exposure"
+	"github.com/toolgate/toolgate/internal/testbin"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbin.Cleanup()
+	if code == 0 {
+		if err := goleak.Find(goleak.IgnoreCurrent()); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// scripted answers approval prompts from a queue and records them.
+type scripted struct {
+	mu      sync.Mutex
+	answers []approval.Choice
+	asked   []approval.Prompt
+}
+
+func (s *scripted) AskApproval(ctx context.Context, p approval.Prompt) (approval.Choice, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.asked = append(s.asked, p)
+	if len(s.answers) == 0 {
+		return approval.ChoiceCancel, nil
+	}
+	c := s.answers[0]
+	s.answers = s.answers[1:]
+	return c, nil
+}
+
+func (s *scripted) Elicit(context.Context, approval.Elicitation) (*mcp.ElicitResult, error) {
+	return &mcp.ElicitResult{Action: "decline"}, nil
+}
+
+type fixture struct {
+	root    string // mcp-demo's --root: where write_file and delete_file act
+	h       *host.Host
+	rec     *events.Recorder
+	calls   string // mcp-demo call log
+	cfgPath string
+}
+
+// newHost writes a config with one mcp-demo server "demo" (plus extra HCL
+// inside its block) and starts a host for it.
+func newHost(t *testing.T, asker approval.Asker, serverBody string, demoArgs ...string) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls.jsonl")
+	root := filepath.Join(dir, "root")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args, _ := json.Marshal(append([]string{"--call-log", calls, "--root", root}, demoArgs...))
+	cfgPath := filepath.Join(dir, "toolgate.hcl")
+	src := fmt.Sprintf(`# a test config
+audit_log = "audit.jsonl"
+
+server "demo" {
+  command = %q
+  args    = %s
+  %s
+}
+`, testbin.Path(t, "mcp-demo"), args, serverBody)
+	if err := os.WriteFile(cfgPath, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := config.Load(cfgPath, config.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	rec := &events.Recorder{}
+	h, err := host.New(cfg, host.Options{Asker: asker, Sinks: []events.Sink{rec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := h.Close(); err != nil {
+			t.Errorf("closing host: %v", err)
+		}
+	})
+	h.Start(t.Context())
+	if _, err := h.Manager.WaitStartup(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{root: root, h: h, rec: rec, calls: calls, cfgPath: cfgPath}
+}
+
+// serverCalls returns the tools the server received, in order.
+func (f *fixture) serverCalls(t *testing.T) []string {
+	t.Helper()
+	fh, err := os.Open(f.calls)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	var out []string
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		var rec struct{ Event, Tool string }
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatalf("call log line %q: %v", sc.Text(), err)
+		}
+		if rec.Event == "call" {
+			out = append(out, rec.Tool)
+		}
+	}
+	return out
+}
+
+func TestUserAnswersDecideWhetherTheServerIsContacted(t *testing.T) {
+	for _, tt := range []struct {
+		choice  approval.Choice
+		status  string
+		reached bool
+		text    string
+	}{
+		{approval.ChoiceAllow, events.CallCompleted, true, ""},
+		{approval.ChoiceDecline, events.CallDenied, false, "user rejected MCP tool call"},
+		{approval.ChoiceCancel, events.CallDenied, false, "user cancelled MCP tool call"},
+	} {
+		t.Run(tt.choice.String(), func(t *testing.T) {
+			asker := &scripted{answers: []approval.Choice{tt.choice}}
+			f := newHost(t, asker, "")
+			victim := filepath.Join(f.root, "victim.txt")
+			if err := os.WriteFile(victim, []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{
+				Name: "mcp__demo__delete_file", Arguments: []byte(`{"path":"victim.txt"}`)})
+			if res.Status != tt.status || res.Reached != tt.reached {
+				t.Fatalf("status %s reached %v, want %s %v (%s)", res.Status, res.Reached, tt.status, tt.reached, res.Model.Text)
+			}
+			if tt.text != "" && !strings.Contains(res.Model.Text, tt.text) {
+				t.Errorf("model text %q lacks %q", res.Model.Text, tt.text)
+			}
+			got := f.serverCalls(t)
+			if tt.reached != slices.Contains(got, "delete_file") {
+				t.Errorf("server received %v; reached=%v", got, tt.reached)
+			}
+			if _, err := os.Stat(victim); tt.reached == (err == nil) {
+				t.Errorf("file exists=%v after %s", err == nil, tt.choice)
+			}
+			if len(asker.asked) != 1 || asker.asked[0].Question != `Allow the demo MCP server to run tool "delete_file"?` {
+				t.Errorf("prompts = %+v", asker.asked)
+			}
+		})
+	}
+}
+
+func TestBadArgumentsNeverReachTheServer(t *testing.T) {
+	f := newHost(t, nil, "")
+	step := f.h.NewStep("")
+	for _, args := range []string{`{"text":`, `["x"]`, `"text"`} {
+		res := step.Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__echo", Arguments: []byte(args)})
+		if res.Status != events.CallFailed || res.Reached {
+			t.Errorf("args %s: %+v", args, res)
+		}
+	}
+	res := step.Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__nope"})
+	if !strings.Contains(res.Model.Text, "unsupported call: mcp__demo__nope") {
+		t.Errorf("unknown tool: %q", res.Model.Text)
+	}
+	if got := f.serverCalls(t); len(got) != 0 {
+		t.Errorf("the server was contacted: %v", got)
+	}
+	// Empty arguments mean no arguments, and that call does run.
+	if res := step.Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__pid"}); res.Status != events.CallCompleted {
+		t.Errorf("no-argument call: %s", res.Model.Text)
+	}
+}
+
+func TestHiddenToolsAreNotRunnableByTheModel(t *testing.T) {
+	f := newHost(t, nil, "", "--hidden-tool")
+	step := f.h.NewStep("")
+	tl, ok := step.Lookup("mcp__demo__hidden_tool")
+	if !ok || tl.Exposure != exposure.Hidden {
+		t.Fatalf("hidden tool registry entry: %+v %v", tl, ok)
+	}
+	for _, v := range step.Tools() {
+		if v.ModelName == "mcp__demo__hidden_tool" {
+			t.Fatal("a hidden tool is in the model's list")
+		}
+	}
+	res := step.Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__hidden_tool"})
+	if res.Reached || !strings.Contains(res.Model.Text, "is not available to the model") {
+		t.Errorf("hidden call: %+v", res)
+	}
+}
+
+func TestCallRacedWithACatalogChangeIsRefused(t *testing.T) {
+	asker := &gate{release: make(chan struct{}), asked: make(chan struct{}, 1)}
+	f := newHost(t, asker, `tool "mutate_tools" { approval_mode = "approve" }`)
+	step := f.h.NewStep("")
+	step.Tools() // the step captures the catalog now
+
+	done := make(chan exposure.CallResult)
+	go func() {
+		done <- step.Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__delete_file", Arguments: []byte(`{"path":"x"}`)})
+	}()
+	<-asker.asked // the call is prepared and waits on the human
+	// Meanwhile the server replaces delete_file.
+	other := f.h.NewStep("")
+	rev := f.h.Manager.Revision()
+	if res := other.Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__mutate_tools",
+		Arguments: []byte(`{"remove":["delete_file"],"add":["delete_file"]}`)}); res.Status != events.CallCompleted {
+		t.Fatalf("mutate: %s", res.Model.Text)
+	}
+	if _, err := f.rec.WaitFor(t.Context(), func(e events.Event) bool {
+		s, ok := e.(events.ServerState)
+		return ok && s.Revision > rev
+	}); err != nil {
+		t.Fatal(err)
+	}
+	close(asker.release)
+	res := <-done
+	want := `tool call rejected because the catalog changed after "demo/delete_file" was prepared`
+	if res.Reached || res.Raw.Content[0].(*mcp.TextContent).Text != want {
+		t.Fatalf("raced call: reached=%v %q", res.Reached, res.Model.Text)
+	}
+	if slices.Contains(f.serverCalls(t), "delete_file") {
+		t.Error("the changed tool was called")
+	}
+}
+
+// gate approves, but only once released, and says when it was asked.
+type gate struct {
+	release chan struct{}
+	asked   chan struct{}
+}
+
+func (g *gate) AskApproval(ctx context.Context, p approval.Prompt) (approval.Choice, error) {
+	g.asked <- struct{}{}
+	select {
+	case <-g.release:
+		return approval.ChoiceAllow, nil
+	case <-ctx.Done():
+		return approval.ChoiceCancel, ctx.Err()
+	}
+}
+func (g *gate) Elicit(context.Context, approval.Elicitation) (*mcp.ElicitResult, error) {
+	return &mcp.ElicitResult{Action: "decline"}, nil
+}
+
+type interval struct{ Start, End int64 }
+
+// maxOverlap returns the largest number of intervals open at one instant.
+func maxOverlap(ivs []interval) int {
+	type edge struct {
+		at    int64
+		delta int
+	}
+	var es []edge
+	for _, iv := range ivs {
+		es = append(es, edge{iv.Start, 1}, edge{iv.End, -1})
+	}
+	sort.Slice(es, func(i, j int) bool {
+		if es[i].at != es[j].at {
+			return es[i].at < es[j].at
+		}
+		return es[i].delta < es[j].delta // close before open at a tie
+	})
+	depth, best := 0, 0
+	for _, e := range es {
+		depth += e.delta
+		best = max(best, depth)
+	}
+	return best
+}
+
+func TestReadOnlyCallsRunInParallelOthersSerialize(t *testing.T) {
+	f := newHost(t, nil, `tool "slow_write" { approval_mode = "approve" }`)
+	step := f.h.NewStep("")
+	run := func(tool string, n int, ms string) []interval {
+		var wg sync.WaitGroup
+		out := make([]interval, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res := step.Call(t.Context(), exposure.CallRequest{Name: tool, Arguments: []byte(ms)})
+				if res.Status != events.CallCompleted {
+					t.Errorf("%s: %s", tool, res.Model.Text)
+					return
+				}
+				text := res.Raw.Content[0].(*mcp.TextContent).Text
+				if err := json.Unmarshal([]byte(text), &out[i]); err != nil {
+					t.Errorf("%s result %q: %v", tool, text, err)
+				}
+			}()
+		}
+		wg.Wait()
+		return out
+	}
+
+	ro := run("mcp__demo__slow", 50, `{"ms":1000}`)
+	// Parallel: many read-only calls were inside the server at once (a
+	// serialized path would show a depth of 1).
+	if depth := maxOverlap(ro); depth < 25 {
+		t.Errorf("at most %d of 50 read-only calls ran at once: they were serialized somewhere", depth)
+	}
+
+	w := run("mcp__demo__slow_write", 5, `{"ms":100}`)
+	sort.Slice(w, func(i, j int) bool { return w[i].Start < w[j].Start })
+	for i := 1; i < len(w); i++ {
+		if w[i].Start < w[i-1].End {
+			t.Errorf("non-read-only calls %d and %d overlapped", i-1, i)
+		}
+	}
+}
+
+func TestAuditLogRecordsEveryCall(t *testing.T) {
+	asker := &scripted{answers: []approval.Choice{approval.ChoiceDecline}}
+	f := newHost(t, asker, "")
+	step := f.h.NewStep("")
+	a := step.Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__echo", Arguments: []byte(`{"text":"x"}`)})
+	b := step.Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__delete_file", Arguments: []byte(`{"path":"x"}`)})
+	if err := f.h.Close(); err != nil { // flushes the audit file
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(filepath.Dir(f.cfgPath), "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var rec struct {
+			Event   string `json:"event"`
+			CallID  string `json:"call_id"`
+			Verdict string `json:"verdict"`
+			Status  string `json:"status"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("audit line %q: %v", line, err)
+		}
+		if rec.CallID != "" {
+			kinds[rec.CallID] = append(kinds[rec.CallID], rec.Event+":"+rec.Verdict+rec.Status)
+		}
+	}
+	if got := kinds[a.CallID]; !slices.Equal(got, []string{"tool_call_begin:", "approval_decision:approved", "tool_call_end:completed"}) {
+		t.Errorf("approved call audit = %v", got)
+	}
+	if got := kinds[b.CallID]; !slices.Equal(got, []string{"tool_call_begin:", "approval_decision:denied", "tool_call_end:denied"}) {
+		t.Errorf("denied call audit = %v", got)
+	}
+}
+
+func TestAllowAlwaysIsWrittenToTheConfig(t *testing.T) {
+	asker := &scripted{answers: []approval.Choice{approval.ChoiceAllowAlways}}
+	f := newHost(t, asker, "")
+	res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow_write", Arguments: []byte(`{"ms":1}`)})
+	if res.Status != events.CallCompleted {
+		t.Fatal(res.Model.Text)
+	}
+	// A later session of the same host is not asked again.
+	res = f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow_write", Arguments: []byte(`{"ms":1}`)})
+	if res.Status != events.CallCompleted || len(asker.asked) != 1 {
+		t.Fatalf("second session: %s, asked %d times", res.Model.Text, len(asker.asked))
+	}
+	src, _ := os.ReadFile(f.cfgPath)
+	if !strings.Contains(string(src), "# a test config") || !strings.Contains(string(src), `tool "slow_write"`) ||
+		!strings.Contains(string(src), `approval_mode = "approve"`) {
+		t.Fatalf("config after always:\n%s", src)
+	}
+	// And a fresh load of the file approves without asking.
+	cfg, diags := config.Load(f.cfgPath, config.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	s, _ := cfg.Server("demo")
+	if approval.ResolveMode(s, "slow_write") != config.ModeApprove {
+		t.Errorf("reloaded mode = %s", approval.ResolveMode(s, "slow_write"))
+	}
+}
+
+func TestToolTimeoutReturnsItsText(t *testing.T) {
+	f := newHost(t, nil, "tool_timeout_sec = 0.2")
+	res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow", Arguments: []byte(`{"ms":30000}`)})
+	if res.Status != events.CallFailed || !strings.Contains(res.Model.Text, "timed out awaiting tools/call after 0.2s") {
+		t.Fatalf("timeout: %s", res.Model.Text)
+	}
+	// That notifications/cancelled reaches the server is pinned by the
+	// mcpclient and execution tests.
+}

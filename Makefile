@@ -15,6 +15,9 @@ LDFLAGS     := -X $(MODULE)/host/mcpclient.Version=$(VERSION)
 TEST_TIMEOUT ?= 20m
 TESTFLAGS   ?=
 
+# Plugins shipped with toolgate, built into bin/plugins/.
+PLUGINS :=
+
 # Every main package and the binary it builds.
 CMDS := \
 	toolgate=./host/cmd/toolgate \
@@ -31,12 +34,22 @@ deps: ## download Go modules
 
 .PHONY: build
 build: deps ## build bin/toolgate, the plugins and the test servers
-	@mkdir -p $(BIN)
+	@mkdir -p $(BIN) $(BIN)/plugins $(BIN)/testplugins
 	@for pair in $(CMDS); do \
 		name=$${pair%%=*}; pkg=$${pair#*=}; \
 		echo "go build -o bin/$$name $$pkg"; \
 		$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/$$name $$pkg; \
 	done
+	@for pair in $(PLUGINS); do \
+		name=$${pair%%=*}; pkg=$${pair#*=}; \
+		echo "go build -o bin/plugins/$$name $$pkg"; \
+		$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/plugins/$$name $$pkg; \
+	done
+	$(GO) build -o $(BIN)/testplugins/ ./testplugins/plugins/...
+
+.PHONY: proto
+proto: ## regenerate sdk/internal/pb from sdk/proto (pinned generators into bin/tools)
+	bash sdk/scripts/genproto.sh
 
 .PHONY: interop
 interop: $(INTEROP)/node_modules/.installed ## install the pinned npm referees (conformance, everything, inspector)
@@ -48,7 +61,7 @@ $(INTEROP)/node_modules/.installed: $(INTEROP)/package.json $(INTEROP)/package-l
 
 .PHONY: test
 test: build interop ## run every test with the race detector (builds binaries and referees first)
-	TOOLGATE_BIN=$(BIN) TOOLGATE_INTEROP=$(CURDIR)/$(INTEROP) \
+	TOOLGATE_BIN=$(BIN) TOOLGATE_TESTPLUGINS_DIR=$(BIN)/testplugins TOOLGATE_INTEROP=$(CURDIR)/$(INTEROP) \
 		$(GO) test -race -timeout $(TEST_TIMEOUT) $(TESTFLAGS) ./...
 
 .PHONY: bench
@@ -56,12 +69,14 @@ bench: build ## run the benchmarks (ratios against baselines measured in the sam
 	TOOLGATE_BIN=$(BIN) $(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
 
 .PHONY: check
-check: ## gofmt, go vet, and the sdk/ import boundary
+check: proto ## gofmt, go vet, the sdk/ import boundary, generated code up to date
 	@unformatted=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go' | grep -v '/internal/pb/')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	@leak=$$($(GO) list -deps -test ./sdk/... | grep -E '^$(MODULE)/(host|plugins)(/|$$)' || true); \
 	if [ -n "$$leak" ]; then echo "sdk/ must not import host/ or plugins/, but imports:"; echo "$$leak"; exit 1; fi
+	@changed=$$(git status --porcelain -- sdk/internal/pb); \
+	if [ -n "$$changed" ]; then echo "make proto changed generated code; commit the result:"; echo "$$changed"; exit 1; fi
 	@echo "check: ok"
 
 .PHONY: run

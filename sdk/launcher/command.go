@@ -1,0 +1,128 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+)
+
+// StartCommand starts cmd with its standard streams connected to pipes and
+// returns it as a [Process], ready to be returned from [Launcher.Start].
+// cmd.Stdin, cmd.Stdout and cmd.Stderr must be nil.
+//
+// On Linux the process gets its own process group, which Signal targets as
+// a whole (so an npx or uv wrapper's real server ends too), and SIGKILL
+// when the plugin dies (Pdeathsig; Linux ties it to the forking thread,
+// which the Go runtime keeps unless a goroutine exits while locked to it).
+// When the process exits, the rest of its group gets SIGTERM. Elsewhere
+// Signal targets the process only.
+//
+// A start failure is a [*StartError] (not found, permission, other).
+func StartCommand(cmd *exec.Cmd) (Process, error) {
+	if cmd.Stdin != nil || cmd.Stdout != nil || cmd.Stderr != nil {
+		return nil, errors.New("starting command: cmd.Stdin, cmd.Stdout and cmd.Stderr must be nil; StartCommand connects them")
+	}
+	// Our own pipes rather than cmd.StdoutPipe: exec closes those inside
+	// Wait, which would drop output still in the pipe and race with reads.
+	var files [6]*os.File // child stdin, our stdin, our stdout, child stdout, our stderr, child stderr
+	var err error
+	closeAll := func() {
+		for _, f := range files {
+			if f != nil {
+				_ = f.Close()
+			}
+		}
+	}
+	if files[0], files[1], err = os.Pipe(); err == nil {
+		if files[2], files[3], err = os.Pipe(); err == nil {
+			files[4], files[5], err = os.Pipe()
+		}
+	}
+	if err != nil {
+		closeAll()
+		return nil, &StartError{Kind: KindOther, Message: fmt.Sprintf("creating pipes: %v", err)}
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = files[0], files[3], files[5]
+	setProcAttr(cmd)
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		return nil, classifyStartError(err)
+	}
+	_ = files[0].Close()
+	_ = files[3].Close()
+	_ = files[5].Close()
+	p := &commandProcess{
+		cmd:    cmd,
+		stdin:  files[1],
+		stdout: files[2],
+		stderr: files[4],
+		done:   make(chan struct{}),
+	}
+	go p.reap()
+	return p, nil
+}
+
+// commandProcess is a child started by StartCommand.
+type commandProcess struct {
+	// fixed at start
+	cmd                   *exec.Cmd
+	stdin, stdout, stderr *os.File
+
+	done    chan struct{} // closed once the child is reaped; waitErr is set before
+	waitErr error
+
+	// mu is held while signalling and while marking the child reaped, so
+	// that no signal can reach a reused pid (see reap).
+	mu     sync.Mutex
+	reaped bool
+}
+
+func (p *commandProcess) Stdin() io.WriteCloser { return p.stdin }
+func (p *commandProcess) Stdout() io.Reader     { return p.stdout }
+func (p *commandProcess) Stderr() io.Reader     { return p.stderr }
+func (p *commandProcess) Pid() int              { return p.cmd.Process.Pid }
+
+func (p *commandProcess) Wait(ctx context.Context) error {
+	select {
+	case <-p.done:
+		return p.waitErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (p *commandProcess) Signal(sig Signal) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.reaped {
+		return nil
+	}
+	return p.signalLocked(sig)
+}
+
+// reap is the one goroutine that waits for the child. Where it can, it
+// first waits without reaping, so that the pid (and the process group id)
+// cannot be reused while the rest of the group is told to end.
+func (p *commandProcess) reap() {
+	if waitExitedKeepZombie(p.cmd.Process.Pid) == nil {
+		p.mu.Lock()
+		p.endRestOfGroupLocked()
+		p.reaped = true
+		p.mu.Unlock()
+	} else {
+		p.mu.Lock()
+		p.reaped = true
+		p.mu.Unlock()
+	}
+	err := p.cmd.Wait()
+	var xe *exec.ExitError
+	if errors.As(err, &xe) {
+		err = exitErrorOf(xe)
+	}
+	p.waitErr = err
+	close(p.done)
+}

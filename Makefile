@@ -16,7 +16,11 @@ TEST_TIMEOUT ?= 20m
 TESTFLAGS   ?=
 
 # Plugins shipped with toolgate, built into bin/plugins/.
-PLUGINS :=
+PLUGINS := \
+	toolgate-hook-policy=./plugins/hooks/policy \
+	toolgate-hook-command=./plugins/hooks/command \
+	toolgate-guardian=./plugins/guardian \
+	toolgate-launcher-exec=./plugins/launcher-exec
 
 # Every main package and the binary it builds.
 CMDS := \
@@ -80,8 +84,9 @@ check: proto ## gofmt, go vet, the sdk/ import boundary, generated code up to da
 	@echo "check: ok"
 
 .PHONY: run
-run: build ## the main job: start every server of config.hcl.example and show their status
-	$(BIN)/toolgate servers --config config.hcl.example
+run: build ## the main job: serve every tool of config.hcl.example to MCP clients at http://127.0.0.1:8931/mcp (Ctrl-C stops)
+	@# toolgate prints where to connect and a client one-liner once its servers are up.
+	exec $(BIN)/toolgate serve --http 127.0.0.1:8931 --config config.hcl.example
 
 .PHONY: clean
 clean: ## remove build outputs

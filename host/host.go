@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/host/launch"
 	"github.com/toolgate/toolgate/host/manager"
+	"github.com/toolgate/toolgate/host/pluginhost"
 )
 
 // Options configures a Host.
@@ -36,6 +37,9 @@ type Options struct {
 	Asker approval.Asker
 	// Hooks are PermissionRequest hooks, in config order.
 	Hooks []approval.Hook
+	// PreToolUse and PostToolUse hooks, in config order.
+	PreToolUse  []approval.PreToolUseHook
+	PostToolUse []approval.PostToolUseHook
 	// Reviewer is the Guardian, when configured.
 	Reviewer approval.Reviewer
 	// Cwd is the working directory reported to servers that ask for
@@ -47,17 +51,30 @@ type Options struct {
 	Manager manager.Options
 }
 
-// Host is one running toolgate: configuration, event bus, audit log and
-// the connection manager. It holds no logic of its own.
+// Host is one running toolgate: configuration, event bus, audit log, the
+// connection manager, approval and execution. It holds no logic of its
+// own; it builds the parts and swaps them on a configuration reload.
 type Host struct {
-	Config   *config.Config
-	Bus      *events.Bus
-	Manager  *manager.Manager
-	Approval *approval.Procedure
-	Executor *execution.Executor
+	Bus     *events.Bus
+	Manager *manager.Manager
 
+	opts  Options
 	log   hclog.Logger
 	audit *events.AuditSink
+	local launch.Launcher
+	cwd   string
+	// plugins runs the plugin blocks (hooks, Guardian, launchers); it
+	// follows reloads itself (see Apply).
+	plugins *pluginhost.Host
+	// indexes shares tool_search indexes between steps.
+	indexes exposure.Indexes
+
+	mu       sync.RWMutex // guards the parts a reload replaces
+	cfg      *config.Config
+	approval *approval.Procedure
+	executor *execution.Executor
+	envs     *environment.Registry
+
 	// persistMu serializes "don't ask again" writes to config files.
 	persistMu sync.Mutex
 }
@@ -68,15 +85,17 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	lookup := opts.LookupEnv
-	if lookup == nil {
-		lookup = os.LookupEnv
+	if opts.LookupEnv == nil {
+		opts.LookupEnv = os.LookupEnv
 	}
 	bus := events.NewBus(events.BusOptions{Logger: log.Named("events")})
 	bus.AddSink(events.LogSink(log.Named("event")))
-	h := &Host{Config: cfg, Bus: bus, log: log}
+	h := &Host{Bus: bus, opts: opts, log: log, cfg: cfg, cwd: opts.Cwd}
+	if h.cwd == "" {
+		h.cwd, _ = os.Getwd()
+	}
 	if cfg.AuditLog != "" {
-		a, err := events.OpenAudit(cfg.AuditLog)
+		a, err := events.OpenAudit(cfg.AuditLog, events.WithAuditLogger(log.Named("audit")))
 		if err != nil {
 			bus.Close()
 			return nil, fmt.Errorf("opening audit log: %w", err)
@@ -88,63 +107,124 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		bus.AddSink(s)
 	}
 
-	envs := environment.New(cfg, environment.Options{
-		Local: launch.NewLocal(launch.LocalOptions{Logger: log.Named("launch")}),
-	})
-	h.Approval = approval.New(approval.Options{
-		Approval: cfg.Approval,
-		Server:   cfg.Server,
-		Hooks:    opts.Hooks,
-		Reviewer: opts.Reviewer,
-		Asker:    opts.Asker,
-		Persist:  h.rememberApproval,
-		Events:   bus,
-		Logger:   log.Named("approval"),
-	})
+	h.local = launch.NewLocal(launch.LocalOptions{Logger: log.Named("launch")})
+	// --- plugins (host/pluginhost): nothing starts before first use.
+	h.plugins = pluginhost.New(cfg, pluginhost.Options{Logger: log, Events: bus, LookupEnv: opts.LookupEnv, Cwd: h.cwd})
+	h.envs = h.environments(cfg)
+	h.approval = approval.New(h.approvalOptions(cfg))
 
 	mo := opts.Manager
-	mo.Logger, mo.Events, mo.Environments, mo.LookupEnv = log, bus, envs, lookup
+	mo.Logger, mo.Events, mo.Environments, mo.LookupEnv = log, bus, h.envs, opts.LookupEnv
 	if opts.ClientInfo != nil {
 		mo.ClientInfo = opts.ClientInfo
 	}
 	mo.Elicit = func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		return h.Approval.Elicit(ctx, server, req.Params)
+		return h.Approval().Elicit(ctx, server, req.Params)
 	}
 	h.Manager = manager.New(cfg, mo)
+	h.executor = h.newExecutor(cfg)
+	return h, nil
+}
 
-	cwd := opts.Cwd
-	if cwd == "" {
-		cwd, _ = os.Getwd()
+func (h *Host) environments(cfg *config.Config) *environment.Registry {
+	return environment.New(cfg, environment.Options{Local: h.local, Plugin: h.plugins.Launcher})
+}
+
+func (h *Host) approvalOptions(cfg *config.Config) approval.Options {
+	// --- plugins: hook blocks in config order, then Options.Hooks; the
+	// Guardian block unless Options.Reviewer overrides it.
+	reviewer := h.opts.Reviewer
+	if reviewer == nil {
+		reviewer = h.plugins.Reviewer()
 	}
-	h.Executor = execution.New(execution.Options{
+	return approval.Options{
+		Approval: cfg.Approval,
+		Server:   cfg.Server,
+		Hooks:    append(h.plugins.Hooks(), h.opts.Hooks...),
+		Reviewer: reviewer,
+		Asker:    h.opts.Asker,
+		Persist:  h.rememberApproval,
+		Events:   h.Bus,
+		Logger:   h.log,
+	}
+}
+
+func (h *Host) newExecutor(cfg *config.Config) *execution.Executor {
+	return execution.New(execution.Options{
 		Caller:      h.Manager,
 		Model:       cfg.Model,
 		Permissions: cfg.Approval.Permissions,
-		Cwd:         cwd,
-		Events:      bus,
-		Logger:      log.Named("execution"),
+		Cwd:         h.cwd,
+		Events:      h.Bus,
+		Logger:      h.log.Named("execution"),
 	})
-	return h, nil
 }
+
+// Config returns the configuration in force.
+func (h *Host) Config() *config.Config {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.cfg
+}
+
+// Plugins returns the plugin host (hook adapters for the pre- and
+// post-call steps, plugin status).
+func (h *Host) Plugins() *pluginhost.Host { return h.plugins }
+
+// Approval returns the approval procedure in force.
+func (h *Host) Approval() *approval.Procedure {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.approval
+}
+
+// Start begins connecting every server; see manager.Manager.Start.
+func (h *Host) Start(ctx context.Context) { h.Manager.Start(ctx) }
 
 // NewStep starts a step of the given approval session ("" = a new one).
 // The step captures the catalog on first use.
 func (h *Host) NewStep(sessionID string) *exposure.Step {
+	h.mu.RLock()
+	cfg, proc, exec := h.cfg, h.approval, h.executor
+	h.mu.RUnlock()
 	return exposure.NewStep(exposure.Options{
 		Catalogs:  h.Manager,
-		Approver:  h.Approval,
-		Executor:  h.Executor,
+		Approver:  proc,
+		Executor:  exec,
 		SessionID: sessionID,
-		Model:     h.Config.Model,
+		Model:     cfg.Model,
 		Events:    h.Bus,
 		Logger:    h.log,
+		Policy:    exposure.PolicyFrom(cfg),
+		Indexes:   &h.indexes,
 	})
+}
+
+// Apply puts a new configuration in force without a restart: servers
+// whose connection settings did not change keep running (see
+// manager.Manager.Apply); approval, execution and exposure settings apply
+// to new steps; what the user allowed this session is kept. The audit log
+// path is fixed for the life of the host.
+func (h *Host) Apply(cfg *config.Config) manager.ApplyResult {
+	h.mu.Lock()
+	old := h.cfg
+	h.cfg = cfg
+	h.plugins.Apply(cfg) // --- plugins: keeps unchanged blocks' processes, retires the rest
+	h.envs = h.environments(cfg)
+	h.approval = h.approval.Reconfigured(h.approvalOptions(cfg))
+	h.executor = h.newExecutor(cfg)
+	envs := h.envs
+	h.mu.Unlock()
+	if old.AuditLog != cfg.AuditLog {
+		h.log.Warn("audit_log changed; the new path takes effect after a restart", "path", old.AuditLog)
+	}
+	return h.Manager.Apply(cfg, envs)
 }
 
 // rememberApproval writes approval_mode = "approve" for a tool into the
 // file that defines its server.
 func (h *Host) rememberApproval(server, tool string) error {
-	s, ok := h.Config.Server(server)
+	s, ok := h.Config().Server(server)
 	if !ok || s.DeclRange.Filename == "" {
 		return fmt.Errorf("server %q has no config file to write to", server)
 	}
@@ -153,13 +233,12 @@ func (h *Host) rememberApproval(server, tool string) error {
 	return config.RememberToolApproval(s.DeclRange.Filename, server, tool)
 }
 
-// Start begins connecting every server; see manager.Manager.Start.
-func (h *Host) Start(ctx context.Context) { h.Manager.Start(ctx) }
-
 // Close stops every server and process, then flushes and closes the
 // audit log. Idempotent.
 func (h *Host) Close() error {
 	err := h.Manager.Close()
+	// --- plugins: after the servers, whose processes a launcher plugin may run.
+	err = errors.Join(err, h.plugins.Close())
 	h.Bus.Close()
 	if h.audit != nil {
 		err = errors.Join(err, h.audit.Close())

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
@@ -21,6 +23,8 @@ import (
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/exposure"
+	"github.com/toolgate/toolgate/host/manager"
+	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testbin"
 )
 
@@ -410,4 +414,107 @@ func TestToolTimeoutReturnsItsText(t *testing.T) {
 	}
 	// That notifications/cancelled reaches the server is pinned by the
 	// mcpclient and execution tests.
+}
+
+func TestReloadRestartsOnlyWhatChanged(t *testing.T) {
+	dir := t.TempDir()
+	demo := testbin.Path(t, "mcp-demo")
+	write := func(body string) *config.Config {
+		t.Helper()
+		p := filepath.Join(dir, "toolgate.hcl")
+		if err := os.WriteFile(p, []byte(strings.ReplaceAll(body, "DEMO", demo)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, diags := config.Load(p, config.LoadOptions{})
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		return cfg
+	}
+	cfg := write(`
+server "same"    { command = "DEMO" }
+server "changed" { command = "DEMO" }
+server "removed" { command = "DEMO" }
+server "modes"   { command = "DEMO" }
+`)
+	rec := &events.Recorder{}
+	h, err := host.New(cfg, host.Options{Sinks: []events.Sink{rec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	h.Start(t.Context())
+	if _, err := h.Manager.WaitStartup(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	pids := func() map[string]int {
+		out := map[string]int{}
+		for _, s := range h.Manager.Status() {
+			out[s.Name] = s.Pid
+		}
+		return out
+	}
+	before := pids()
+
+	res := h.Apply(write(`
+server "same"    { command = "DEMO" }
+server "changed" {
+  command = "DEMO"
+  args    = ["--name", "changed-v2"]
+}
+server "modes" {
+  command = "DEMO"
+  tool "echo" { approval_mode = "prompt" }
+}
+server "added"   { command = "DEMO" }
+`))
+	want := manager.ApplyResult{Kept: []string{"same"}, Updated: []string{"modes"}, Restarted: []string{"changed"},
+		Removed: []string{"removed"}, Added: []string{"added"}}
+	if !reflect.DeepEqual(res, want) {
+		t.Fatalf("Apply = %+v, want %+v", res, want)
+	}
+	// "changed" becomes ready a second time, "added" a first.
+	for name, nth := range map[string]int{"changed": 2, "added": 1} {
+		seen := 0
+		if _, err := rec.WaitFor(t.Context(), func(e events.Event) bool {
+			if s, ok := e.(events.ServerStartup); ok && s.Server == name && s.Status == events.StatusReady {
+				seen++
+			}
+			return seen == nth
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := pids()
+	if after["same"] != before["same"] || after["modes"] != before["modes"] {
+		t.Errorf("unchanged servers restarted: before %v after %v", before, after)
+	}
+	if after["changed"] == before["changed"] || after["changed"] == 0 {
+		t.Errorf("the changed server kept its process: before %v after %v", before, after)
+	}
+	if _, ok := after["removed"]; ok || after["added"] == 0 {
+		t.Errorf("after reload: %v", after)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := procwatch.WaitGone(ctx, before["removed"]); err != nil {
+		t.Errorf("the removed server's process: %v", err)
+	}
+	// The new approval mode applies to new steps without a restart.
+	if m := approval.ResolveMode(mustServer(t, h.Config(), "modes"), "echo"); m != config.ModePrompt {
+		t.Errorf("mode after reload = %s", m)
+	}
+	res2 := h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__modes__echo", Arguments: []byte(`{"text":"x"}`)})
+	if res2.Status != events.CallDenied {
+		t.Errorf("echo in prompt mode with nobody to ask should be denied, got %s", res2.Status)
+	}
+}
+
+func mustServer(t *testing.T, cfg *config.Config, name string) config.Server {
+	t.Helper()
+	s, ok := cfg.Server(name)
+	if !ok {
+		t.Fatalf("no server %q", name)
+	}
+	return s
 }

@@ -40,6 +40,9 @@ const (
 	StepHook        = "hook"
 	StepReviewer    = "guardian"
 	StepUser        = "user"
+	// StepPreToolUse is a PreToolUse hook blocking or rewriting a call
+	// before the procedure.
+	StepPreToolUse = "pre_tool_use"
 )
 
 // Decision is the procedure's verdict on one call. The zero value is a

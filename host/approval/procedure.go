@@ -2,6 +2,7 @@ package approval
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -24,6 +25,11 @@ type Options struct {
 	Server func(name string) (config.Server, bool)
 	// Hooks are the PermissionRequest hooks, in config order.
 	Hooks []Hook
+	// PreToolUse hooks run before the procedure for every call, in config
+	// order (see [Procedure.PreToolUse]).
+	PreToolUse []PreToolUseHook
+	// PostToolUse hooks see each executed call's projected result.
+	PostToolUse []PostToolUseHook
 	// Reviewer is the Guardian; used only when Approval.Reviewer is
 	// guardian and the policy is on-request. nil with reviewer = guardian
 	// denies, saying how to configure one.
@@ -54,6 +60,8 @@ type Procedure struct {
 	approval config.Approval
 	server   func(string) (config.Server, bool)
 	hooks    []Hook
+	pre      []PreToolUseHook
+	post     []PostToolUseHook
 	reviewer Reviewer
 	asker    Asker
 	persist  func(server, tool string) error
@@ -61,10 +69,12 @@ type Procedure struct {
 	log      hclog.Logger
 
 	// persistMu serializes Persist: two writes to the same config file
-	// at once would lose one of them.
-	persistMu sync.Mutex
+	// at once would lose one of them. Shared with reconfigured copies.
+	persistMu *sync.Mutex
 
-	memory memory
+	// memory is shared with reconfigured copies: a config reload must not
+	// forget what the user allowed.
+	memory *memory
 }
 
 // New returns a Procedure. It does not start anything.
@@ -74,15 +84,29 @@ func New(opts Options) *Procedure {
 		log = hclog.NewNullLogger()
 	}
 	return &Procedure{
-		approval: opts.Approval,
-		server:   opts.Server,
-		hooks:    append([]Hook(nil), opts.Hooks...),
-		reviewer: opts.Reviewer,
-		asker:    opts.Asker,
-		persist:  opts.Persist,
-		events:   opts.Events,
-		log:      log.Named("approval"),
+		approval:  opts.Approval,
+		server:    opts.Server,
+		hooks:     append([]Hook(nil), opts.Hooks...),
+		pre:       append([]PreToolUseHook(nil), opts.PreToolUse...),
+		post:      append([]PostToolUseHook(nil), opts.PostToolUse...),
+		reviewer:  opts.Reviewer,
+		asker:     opts.Asker,
+		persist:   opts.Persist,
+		events:    opts.Events,
+		log:       log.Named("approval"),
+		persistMu: &sync.Mutex{},
+		memory:    &memory{},
 	}
+}
+
+// Reconfigured returns a Procedure with new options that shares p's
+// memory of remembered approvals, for a configuration reload: the new
+// policy, hooks and reviewer apply to new calls, and nothing the user
+// allowed is forgotten. p keeps working for calls already in flight.
+func (p *Procedure) Reconfigured(opts Options) *Procedure {
+	n := New(opts)
+	n.memory, n.persistMu = p.memory, p.persistMu
+	return n
 }
 
 const byHost = "host"
@@ -326,11 +350,20 @@ func (p *Procedure) decided(r Request, d Decision, note, risk string) Decision {
 }
 
 func (p *Procedure) emit(r Request, step, by, verdict, rationale, risk string) {
+	p.emitDecision(r, Decision{Step: step, By: by}, verdict, rationale, risk, nil, nil)
+}
+
+// emitDecision records one step's verdict; before and after are set when
+// a PreToolUse hook rewrote the arguments.
+func (p *Procedure) emitDecision(r Request, d Decision, verdict, rationale, risk string, before, after json.RawMessage) {
 	if p.events == nil {
 		return
 	}
+	step, by := d.Step, d.By
 	p.events.Emit(events.ApprovalDecision{
-		At: time.Now(),
+		Before: before,
+		After:  after,
+		At:     time.Now(),
 		Call: events.Call{
 			CallID:    r.CallID,
 			SessionID: r.SessionID,

@@ -67,6 +67,8 @@ type globals struct {
 	configPath string
 	logLevel   string
 	logJSON    bool
+	// loadedPath is where loadConfig found the configuration, for reloads.
+	loadedPath string
 }
 
 // Run executes the command line args and returns the process exit code.
@@ -104,6 +106,11 @@ then the user config directory (toolgate/config.hcl).
 		newServersCmd(g),
 		newToolsCmd(g),
 		newCallCmd(g),
+		newServeCmd(g),
+		newSearchCmd(g),
+		newPluginsCmd(g),
+		newLoginCmd(g),
+		newLogoutCmd(g),
 		newVersionCmd(g),
 	)
 
@@ -151,6 +158,7 @@ func (g *globals) loadConfig() (*config.Config, error) {
 	if err != nil {
 		return nil, exit(ExitUsage, err)
 	}
+	g.loadedPath = path
 	cfg, diags := config.Load(path, config.LoadOptions{LookupEnv: g.io.LookupEnv})
 	if len(diags) > 0 {
 		var files map[string]*hcl.File

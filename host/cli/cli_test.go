@@ -105,7 +105,7 @@ func TestExampleConfigAsANewUserTriesIt(t *testing.T) {
 	if r.code != cli.ExitOK {
 		t.Fatalf("tools: %+v", r)
 	}
-	if !regexp.MustCompile(`(?m)^mcp__demo__echo\s+demo/echo\s+read-only\s+auto: runs without asking\s+model$`).MatchString(r.stdout) {
+	if !regexp.MustCompile(`(?m)^mcp__demo__echo\s+demo/echo\s+read-only\s+auto: runs without asking\s+direct$`).MatchString(r.stdout) {
 		t.Errorf("tools output lacks the echo row:\n%s", r.stdout)
 	}
 	if strings.Contains(r.stdout, "mcp__demo__delete_file") {
@@ -252,6 +252,31 @@ func TestEverythingServer(t *testing.T) {
   command = %q
   args    = [%s]
 }`, argv[0], quoted(append(argv[1:], "stdio")))))
+	})
+
+	// Deferred behind tool_search, the tools it adds after initialized are
+	// searchable too.
+	t.Run("deferred search", func(t *testing.T) {
+		cfg := writeConfig(t, fmt.Sprintf(`exposure { mode = "deferred" }
+server "everything" {
+  command = %q
+  args    = [%s]
+}`, argv[0], quoted(append(argv[1:], "stdio"))))
+		r := run(t, nil, "search", "--json", "--limit", "3", "--config", cfg, "ask the user a question with a form")
+		var hits []struct {
+			ModelName string `json:"model_name"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &hits); err != nil || r.code != 0 {
+			t.Fatalf("search: %v %+v", err, r)
+		}
+		if len(hits) == 0 || hits[0].ModelName != "mcp__everything__trigger_elicitation_request" {
+			t.Errorf("search hits = %+v", hits)
+		}
+		r = run(t, nil, "tools", "--config", cfg)
+		if !regexp.MustCompile(`(?m)^mcp__everything__echo\s.*\sdeferred$`).MatchString(r.stdout) ||
+			!regexp.MustCompile(`(?m)^tool_search\s.*\sbuiltin$`).MatchString(r.stdout) {
+			t.Errorf("tools in deferred mode:\n%s", r.stdout)
+		}
 	})
 
 	t.Run("http", func(t *testing.T) {

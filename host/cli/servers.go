@@ -71,7 +71,7 @@ func printServers(g *globals, status []manager.ServerStatus) {
 		return
 	}
 	tw := tabwriter.NewWriter(g.io.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tSTATUS\tTRANSPORT\tTOOLS\tPROTOCOL\tWHERE\tRESTARTS\tERROR")
+	fmt.Fprintln(tw, "SERVER\tSTATUS\tTRANSPORT\tTOOLS\tPROTOCOL\tWHERE\tAUTH\tRESTARTS\tERROR")
 	for _, s := range status {
 		where := s.Environment
 		if s.Launcher != "" && s.Launcher != s.Environment {
@@ -84,7 +84,11 @@ func printServers(g *globals, status []manager.ServerStatus) {
 		if proto == "" {
 			proto = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%d\t%s\n", s.Name, s.Status, s.Transport, s.Tools, proto, where, s.Restarts, oneLine(s.Error))
+		authState := s.Auth
+		if authState == "" {
+			authState = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%s\n", s.Name, s.Status, s.Transport, s.Tools, proto, where, authState, s.Restarts, oneLine(s.Error))
 	}
 	_ = tw.Flush()
 }

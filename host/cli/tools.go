@@ -12,15 +12,19 @@ import (
 	"github.com/toolgate/toolgate/host"
 	"github.com/toolgate/toolgate/host/approval"
 	"github.com/toolgate/toolgate/host/catalog"
+	"github.com/toolgate/toolgate/host/exposure"
 )
 
 // toolRow is one tool as `toolgate tools` shows it.
 type toolRow struct {
-	ModelName   string               `json:"model_name"`
-	Server      string               `json:"server"`
-	Tool        string               `json:"tool"`
-	Title       string               `json:"title,omitempty"`
-	Visibility  string               `json:"visibility"` // model | app-only
+	ModelName  string `json:"model_name"`
+	Server     string `json:"server"`
+	Tool       string `json:"tool"`
+	Title      string `json:"title,omitempty"`
+	Visibility string `json:"visibility"` // model | app-only
+	// Exposure is direct, deferred (found through tool_search), hidden
+	// (never shown to or run by the model) or builtin.
+	Exposure    string               `json:"exposure"`
 	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
 	// ApprovalMode is the resolved mode (tool block → server default → auto).
 	ApprovalMode string `json:"approval_mode"`
@@ -44,18 +48,22 @@ func newToolsCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cat := h.Manager.Catalog()
+			step := h.NewStep("")
+			rev := step.Revision()
 			reqErr := h.Manager.RequiredError()
 			_ = h.Close()
 			if reqErr != nil {
 				return exit(ExitFailure, reqErr)
 			}
-			rows := make([]toolRow, 0, len(cat.Tools))
-			for _, t := range cat.Tools {
-				r := rowOf(t)
-				mode := approval.ResolveMode(cat.Servers[t.Server].Config, t.RawName())
-				r.ApprovalMode = string(mode)
-				r.NeedsApproval = !approval.AutoApproved(cfg.Approval, mode) && approval.RequiresApproval(mode, t.Tool.Annotations)
+			var rows []toolRow
+			for _, t := range step.All() {
+				r := rowOf(t.ToolInfo)
+				r.Exposure = t.Exposure
+				if t.Exposure != exposure.Builtin {
+					mode := approval.ResolveMode(t.ServerInfo.Config, t.RawName())
+					r.ApprovalMode = string(mode)
+					r.NeedsApproval = !approval.AutoApproved(cfg.Approval, mode) && approval.RequiresApproval(mode, t.Tool.Annotations)
+				}
 				rows = append(rows, r)
 			}
 			if asJSON {
@@ -64,20 +72,24 @@ func newToolsCmd(g *globals) *cobra.Command {
 				return enc.Encode(struct {
 					Revision uint64    `json:"revision"`
 					Tools    []toolRow `json:"tools"`
-				}{cat.Revision, rows})
+				}{rev, rows})
 			}
 			if len(rows) == 0 {
 				fmt.Fprintln(g.io.Out, "no tools: no server is ready, or every tool is filtered out")
 				return nil
 			}
 			tw := tabwriter.NewWriter(g.io.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "MODEL NAME\tROUTE\tANNOTATIONS\tAPPROVAL\tVISIBILITY")
+			fmt.Fprintln(tw, "MODEL NAME\tROUTE\tANNOTATIONS\tAPPROVAL\tEXPOSURE")
 			for _, r := range rows {
+				if r.Exposure == exposure.Builtin {
+					fmt.Fprintf(tw, "%s\t(toolgate)\t%s\t-\t%s\n", r.ModelName, annotationText(r.Annotations), r.Exposure)
+					continue
+				}
 				asks := "runs without asking"
 				if r.NeedsApproval {
 					asks = "asks"
 				}
-				fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s: %s\t%s\n", r.ModelName, r.Server, r.Tool, annotationText(r.Annotations), r.ApprovalMode, asks, r.Visibility)
+				fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s: %s\t%s\n", r.ModelName, r.Server, r.Tool, annotationText(r.Annotations), r.ApprovalMode, asks, r.Exposure)
 			}
 			return tw.Flush()
 		},

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,9 +28,13 @@ type Catalogs interface {
 	Catalog() *manager.Catalog
 }
 
-// Approver decides whether one call may run (package approval).
+// Approver decides whether one call may run (package approval): the
+// PreToolUse hooks first (they may block or rewrite), then the ordered
+// procedure; PostToolUse hooks see the result.
 type Approver interface {
+	PreToolUse(ctx context.Context, r approval.Request, inputSchema any) (approval.Request, *approval.Decision)
 	Decide(ctx context.Context, r approval.Request) approval.Decision
+	PostToolUse(ctx context.Context, r approval.Request, res approval.PostResult) []string
 }
 
 // Executor runs an approved call (package execution).
@@ -48,18 +54,25 @@ type Options struct {
 	Events events.Sink // nil = none
 	Logger hclog.Logger
 	Now    func() time.Time // nil = time.Now
+	// Policy decides direct and deferred tools; the zero value exposes
+	// every visible tool directly.
+	Policy Policy
+	// Indexes shares tool_search indexes between steps; nil means this
+	// step builds its own.
+	Indexes *Indexes
 }
 
 // Visibility of a tool in a step.
 const (
-	Direct = "direct" // in the model's tool list
-	Hidden = "hidden" // dispatchable for apps, never shown to or run by the model
+	Direct  = "direct"  // in the model's tool list
+	Hidden  = "hidden"  // dispatchable for apps, never shown to or run by the model
+	Builtin = "builtin" // the host's own tool (tool_search)
 )
 
 // Tool is one entry of a step's registry.
 type Tool struct {
 	catalog.ToolInfo
-	// Exposure is Direct or Hidden.
+	// Exposure is Direct, Deferred, Hidden or Builtin.
 	Exposure string
 	// Parallel is true when calls may run concurrently with others: the
 	// server opted in or the tool is read-only.
@@ -77,7 +90,12 @@ type Step struct {
 	once     sync.Once
 	cat      *manager.Catalog
 	registry map[string]*Tool // model name → every runtime
-	visible  []*Tool          // model-visible specs, in catalog order
+	visible  []*Tool          // the model's initial list: direct tools, then tool_search
+	deferred []*Tool          // found only through tool_search
+	search   *Tool            // the tool_search entry; nil when nothing is deferred
+
+	mu    sync.Mutex
+	found map[string]bool // deferred tools returned by tool_search in this step
 
 	// serial lets parallel-safe calls share (RLock) while every other
 	// call runs alone (Lock).
@@ -98,7 +116,10 @@ func NewStep(opts Options) *Step {
 	if opts.SessionID == "" {
 		opts.SessionID = NewID("session")
 	}
-	return &Step{opts: opts, log: opts.Logger.Named("step")}
+	if opts.Indexes == nil {
+		opts.Indexes = &Indexes{}
+	}
+	return &Step{opts: opts, log: opts.Logger.Named("step"), found: map[string]bool{}}
 }
 
 // SessionID is the step's approval session.
@@ -109,6 +130,7 @@ func (s *Step) capture() {
 	s.once.Do(func() {
 		s.cat = s.opts.Catalogs.Catalog()
 		s.registry = make(map[string]*Tool, len(s.cat.Tools))
+		all := make([]*Tool, 0, len(s.cat.Tools))
 		for _, ti := range s.cat.Tools {
 			info := s.cat.Servers[ti.Server]
 			t := &Tool{
@@ -121,11 +143,50 @@ func (s *Step) capture() {
 				t.Exposure = Hidden
 			}
 			s.registry[ti.ModelName] = t
-			if t.Exposure == Direct {
+			all = append(all, t)
+		}
+		s.opts.Policy.plan(all)
+		var servers []string
+		seen := map[string]bool{}
+		for _, t := range all {
+			switch t.Exposure {
+			case Direct:
 				s.visible = append(s.visible, t)
+			case Deferred:
+				s.deferred = append(s.deferred, t)
+				if !seen[t.Server] {
+					seen[t.Server] = true
+					servers = append(servers, t.Server)
+				}
 			}
 		}
+		if len(s.deferred) > 0 {
+			s.search = newSearchEntry(servers, s.instructions())
+			if _, taken := s.registry[SearchToolName]; taken {
+				s.log.Warn("a server tool is named tool_search; the host's tool_search takes precedence")
+			}
+			s.registry[SearchToolName] = s.search
+			s.visible = append(s.visible, s.search)
+		}
 	})
+}
+
+// All returns every runtime of the step — direct, deferred, hidden and
+// builtin — sorted by model name.
+func (s *Step) All() []*Tool {
+	s.capture()
+	out := make([]*Tool, 0, len(s.registry))
+	for _, t := range s.registry {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ModelName < out[j].ModelName })
+	return out
+}
+
+// Deferred returns the step's deferred tools.
+func (s *Step) Deferred() []*Tool {
+	s.capture()
+	return s.deferred
 }
 
 // Revision is the catalog revision the step captured.
@@ -177,6 +238,8 @@ type CallResult struct {
 	Reached bool
 	// Tool is the runtime called; nil for an unknown name.
 	Tool *Tool
+	// Found lists the tools a tool_search call returned, now callable.
+	Found []*Tool
 	// Err is why the host ended the call, nil when the server answered.
 	Err error
 }
@@ -201,8 +264,11 @@ func (s *Step) Call(ctx context.Context, req CallRequest) CallResult {
 	if !ok {
 		return s.ended(req.CallID, nil, started, fmt.Errorf(textUnsupported, req.Name))
 	}
-	if t.Exposure == Hidden {
+	switch t.Exposure {
+	case Hidden:
 		return s.ended(req.CallID, t, started, fmt.Errorf(textNotForModel, t.Server, t.RawName()))
+	case Builtin:
+		return s.callSearch(req, started)
 	}
 	args, err := execution.ParseArguments(req.Arguments)
 	if err != nil {
@@ -213,13 +279,26 @@ func (s *Step) Call(ctx context.Context, req CallRequest) CallResult {
 	rawArgs := marshalArgs(args)
 	s.opts.Events.Emit(events.ToolCallBegin{At: started, Call: call, Arguments: rawArgs})
 
-	dec := s.opts.Approver.Decide(ctx, approval.Request{
+	areq := approval.Request{
 		CallID: req.CallID, SessionID: s.opts.SessionID,
 		Server: t.Server, Tool: t.RawName(), ModelName: t.ModelName,
 		Arguments:   rawArgs,
 		Annotations: t.Tool.Annotations,
 		Title:       t.Tool.Title, Description: t.Tool.Description,
-	})
+	}
+	areq, blocked := s.opts.Approver.PreToolUse(ctx, areq, t.Tool.InputSchema)
+	if blocked != nil {
+		r := s.endedAfterBegin(call, t, started, events.CallDenied, fmt.Errorf("%s", blocked.Text))
+		r.Decision = *blocked
+		return r
+	}
+	if string(areq.Arguments) != string(rawArgs) {
+		// A hook rewrote the arguments (validated against the schema).
+		if args, err = execution.ParseArguments(areq.Arguments); err != nil {
+			return s.endedAfterBegin(call, t, started, events.CallFailed, err)
+		}
+	}
+	dec := s.opts.Approver.Decide(ctx, areq)
 	if !dec.Approved {
 		r := s.endedAfterBegin(call, t, started, events.CallDenied, fmt.Errorf("%s", dec.Text))
 		r.Decision = dec
@@ -250,6 +329,14 @@ func (s *Step) Call(ctx context.Context, req CallRequest) CallResult {
 		OnProgress:   req.OnProgress,
 		Started:      started,
 	})
+	isError := res.Raw == nil || res.Raw.IsError
+	if notes := s.opts.Approver.PostToolUse(ctx, areq, approval.PostResult{Status: res.Status, Output: res.Model.Text, IsError: isError}); len(notes) > 0 {
+		note := strings.Join(notes, "\n")
+		res.Model.Text += "\n\n" + note
+		if len(res.Model.Items) > 0 {
+			res.Model.Items = append(res.Model.Items, execution.Item{Type: execution.ItemText, Text: note})
+		}
+	}
 	out := CallResult{CallID: req.CallID, Status: res.Status, Model: res.Model, Raw: res.Raw,
 		Decision: dec, Reached: true, Tool: t, Err: res.Err}
 	if out.Raw == nil {

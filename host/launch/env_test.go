@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -122,5 +123,12 @@ func TestRemoteEnvNames(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"B", "A"}, RemoteEnvNames(vars)); diff != "" {
 		t.Fatalf("remote names (-want +got):\n%s", diff)
+	}
+}
+
+func TestLocalRefusesRemoteEnv(t *testing.T) {
+	_, err := NewLocal(LocalOptions{}).Launch(t.Context(), Spec{Server: "s", Command: "true", RemoteEnv: []string{"TOKEN"}})
+	if !errors.Is(err, ErrStart) || !strings.Contains(err.Error(), `source = "remote"`) {
+		t.Fatalf("Launch = %v", err)
 	}
 }

@@ -19,6 +19,10 @@ type Spec struct {
 	Env []string
 	// Dir is the working directory; "" means the launcher's default.
 	Dir string
+	// RemoteEnv names variables read on the executor's side (env_vars with
+	// source = "remote"). Only launchers that run servers elsewhere accept
+	// them; the local launcher refuses a spec that has any.
+	RemoteEnv []string
 }
 
 // Process is a running stdio server as the MCP client sees it: whatever

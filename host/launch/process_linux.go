@@ -30,6 +30,10 @@ func (l *Local) Launch(ctx context.Context, spec Spec) (Process, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%w %q: %w", ErrStart, spec.Server, err)
 	}
+	if len(spec.RemoteEnv) > 0 {
+		return nil, fmt.Errorf("%w %q: env_vars %v have source = \"remote\", which the local launcher cannot read; use source = \"local\" or an environment whose launcher runs the server elsewhere",
+			ErrStart, spec.Server, spec.RemoteEnv)
+	}
 	if spec.Dir != "" {
 		if err := checkDir(spec.Server, spec.Dir); err != nil {
 			return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -97,11 +98,16 @@ var (
 func (m *Manager) CallTool(ctx context.Context, server, tool string, args any, meta mcp.Meta, opts mcpclient.CallOptions) (*mcp.CallToolResult, error) {
 	m.mu.Lock()
 	s, ok := m.servers[server]
+	var filter catalog.Filter
+	var toolTimeout time.Duration
+	if ok {
+		filter, toolTimeout = s.filter, s.cfg.ToolTimeout
+	}
 	m.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownServer, server)
 	}
-	if !s.filter.Allows(tool) {
+	if !filter.Allows(tool) {
 		return nil, fmt.Errorf("%w: tool %q is disabled for MCP server %q", ErrToolDisabled, tool, server)
 	}
 	select {
@@ -119,7 +125,7 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args any, m
 		return nil, fmt.Errorf("%w: MCP server %q is %s", ErrNotReady, server, status)
 	}
 	if opts.Timeout == 0 {
-		opts.Timeout = s.cfg.ToolTimeout
+		opts.Timeout = toolTimeout
 	}
 	return c.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args, Meta: meta}, opts)
 }
@@ -139,6 +145,8 @@ type ServerStatus struct {
 	Launcher    string `json:"launcher,omitempty"`
 	Restarts    int    `json:"restarts"`
 	Pid         int    `json:"pid,omitempty"`
+	// Auth is how an HTTP server authenticates; see authState.
+	Auth string `json:"auth,omitempty"`
 }
 
 // Status returns every server block in config order.
@@ -155,6 +163,7 @@ func (m *Manager) Status() []ServerStatus {
 			Tools:     len(s.tools),
 			Required:  s.cfg.Required,
 			Restarts:  s.restarts,
+			Auth:      m.authState(s.cfg, s.err),
 		}
 		if s.cfg.Transport == config.TransportStdio {
 			st.Environment = s.cfg.Environment

@@ -36,17 +36,16 @@ const maxListRounds = 3
 // startup timeout. It starts a new generation of s, so callbacks of older
 // clients are ignored. The returned error is the user-facing failure text.
 func (m *Manager) connect(ctx context.Context, s *server) (*connected, error) {
-	cfg := s.cfg
-	ctx, cancel := context.WithTimeoutCause(ctx, cfg.StartupTimeout, errStartupTimeout)
-	defer cancel()
-
 	m.mu.Lock()
+	cfg := s.cfg
 	s.gen++
 	gen := s.gen
 	s.changes = 0
 	m.mu.Unlock()
+	ctx, cancel := context.WithTimeoutCause(ctx, cfg.StartupTimeout, errStartupTimeout)
+	defer cancel()
 
-	opts, target, err := m.clientOptions(s, gen)
+	opts, target, err := m.clientOptions(s, cfg, gen)
 	if err != nil {
 		return nil, startFailure(cfg, err)
 	}
@@ -76,7 +75,7 @@ func (m *Manager) connect(ctx context.Context, s *server) (*connected, error) {
 			break
 		}
 	}
-	return &connected{client: c, tools: s.filterTools(tools), target: target}, nil
+	return &connected{client: c, tools: m.filterTools(s, tools), target: target}, nil
 }
 
 // startError turns a connect or list error into the text a user reads.
@@ -90,6 +89,9 @@ func (m *Manager) startError(ctx context.Context, cfg config.Server, err error) 
 	if errors.As(err, &auth) {
 		return &StartupError{Server: cfg.Name, Err: err, Text: authHint(cfg, auth)}
 	}
+	if text, ok := tokenRefusedHint(cfg, err); ok {
+		return &StartupError{Server: cfg.Name, Err: err, Text: text}
+	}
 	return startFailure(cfg, err)
 }
 
@@ -100,6 +102,9 @@ func startFailure(cfg config.Server, err error) error {
 
 // authHint says how to supply credentials for a server that refused us.
 func authHint(cfg config.Server, e *mcpclient.AuthError) string {
+	if text, ok := oauthHint(cfg, e); ok {
+		return text
+	}
 	switch {
 	case e.Status == http.StatusForbidden && e.Scope != "":
 		return fmt.Sprintf("The %s MCP server needs more access (insufficient scope %q). Run `toolgate login %s` to grant it, or use a token with that scope.", cfg.Name, e.Scope, cfg.Name)
@@ -132,8 +137,7 @@ func at(cfg config.Server) string {
 }
 
 // clientOptions builds the mcpclient options of one connection attempt.
-func (m *Manager) clientOptions(s *server, gen int) (mcpclient.Options, environment.Target, error) {
-	cfg := s.cfg
+func (m *Manager) clientOptions(s *server, cfg config.Server, gen int) (mcpclient.Options, environment.Target, error) {
 	name := cfg.Name
 	opts := mcpclient.Options{
 		Name:            name,
@@ -162,10 +166,13 @@ func (m *Manager) clientOptions(s *server, gen int) (mcpclient.Options, environm
 		return opts, environment.Target{}, nil
 	}
 
-	if m.opts.Environments == nil {
+	m.mu.Lock()
+	envs := m.opts.Environments
+	m.mu.Unlock()
+	if envs == nil {
 		return opts, environment.Target{}, errors.New("no environment registry: stdio servers cannot be started")
 	}
-	target, err := m.opts.Environments.Resolve(cfg.Environment)
+	target, err := envs.Resolve(cfg.Environment)
 	if err != nil {
 		return opts, target, fmt.Errorf("server %q%s: %w", name, at(cfg), err)
 	}
@@ -182,7 +189,8 @@ func (m *Manager) clientOptions(s *server, gen int) (mcpclient.Options, environm
 	}
 	opts.Stdio = &mcpclient.Stdio{
 		Launcher: target.Launcher,
-		Spec:     launch.Spec{Server: name, Command: cfg.Command, Args: cfg.Args, Env: env, Dir: dir},
+		Spec: launch.Spec{Server: name, Command: cfg.Command, Args: cfg.Args, Env: env, Dir: dir,
+			RemoteEnv: remoteEnv(cfg, target)},
 	}
 	return opts, target, nil
 }
@@ -216,16 +224,28 @@ func (m *Manager) httpOptions(cfg config.Server) (*mcpclient.HTTP, error) {
 		}
 		h.Set("Authorization", "Bearer "+strings.TrimSpace(v))
 	}
-	return &mcpclient.HTTP{URL: cfg.URL, Header: h, Client: m.opts.HTTPClient}, nil
+	return m.withOAuth(cfg, &mcpclient.HTTP{URL: cfg.URL, Header: h, Client: m.opts.HTTPClient})
 }
 
-// filterTools applies enabled_tools/disabled_tools to a listing.
-func (s *server) filterTools(tools []*mcp.Tool) []*mcp.Tool {
+// filterTools applies s's enabled_tools/disabled_tools to a listing.
+func (m *Manager) filterTools(s *server, tools []*mcp.Tool) []*mcp.Tool {
+	m.mu.Lock()
+	filter := s.filter
+	m.mu.Unlock()
 	out := tools[:0:0]
 	for _, t := range tools {
-		if t != nil && s.filter.Allows(t.Name) {
+		if t != nil && filter.Allows(t.Name) {
 			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// remoteEnv lists the env_vars read on the executor's side, for launchers
+// that run servers elsewhere.
+func remoteEnv(cfg config.Server, target environment.Target) []string {
+	if !target.Remote {
+		return nil
+	}
+	return launch.RemoteEnvNames(cfg.EnvVars)
 }

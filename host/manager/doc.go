@@ -12,6 +12,10 @@
 //     [catalog.Normalize], with a revision that grows whenever any
 //     server's tool list or state changes (tools/list_changed re-lists the
 //     server after a short debounce);
+//   - how an HTTP server authenticates (auth.go): a bearer token or
+//     Authorization header, else client credentials, else a login stored
+//     by `toolgate login` (package oauth), else none; and the AUTH state
+//     `toolgate servers` shows;
 //   - routing a call to the server that owns it ([Manager.CallTool]);
 //   - crash detection, restarts with capped backoff, and shutdown of every
 //     client and process.

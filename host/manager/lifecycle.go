@@ -33,8 +33,8 @@ func (m *Manager) watch(s *server, c *mcpclient.Client, gen int) {
 	rev, restarts := m.revision, s.restarts
 	m.mu.Unlock()
 
-	m.log.Error("server stopped", "server", s.cfg.Name, "error", err)
-	m.sink.Emit(events.ServerState{At: time.Now(), Server: s.cfg.Name, Status: events.StatusFailed,
+	m.log.Error("server stopped", "server", s.name, "error", err)
+	m.sink.Emit(events.ServerState{At: time.Now(), Server: s.name, Status: events.StatusFailed,
 		Error: err.Error(), Restarts: restarts, Revision: rev})
 	_ = c.Close()
 	if !m.opts.Restart.Disabled {
@@ -54,9 +54,15 @@ func (m *Manager) restartLoop(s *server) {
 			return
 		case <-t.C:
 		}
+		m.mu.Lock()
+		retired := s.retired
+		m.mu.Unlock()
+		if retired {
+			return
+		}
 		c, err := m.connect(m.ctx, s)
 		m.mu.Lock()
-		if m.closed {
+		if m.closed || s.retired {
 			m.mu.Unlock()
 			if c != nil {
 				_ = c.client.Close()
@@ -68,14 +74,14 @@ func (m *Manager) restartLoop(s *server) {
 			m.becomeReady(s, c)
 			rev, restarts, tools := m.revision, s.restarts, len(s.tools)
 			m.mu.Unlock()
-			m.log.Info("server restarted", "server", s.cfg.Name, "restarts", restarts, "tools", tools)
-			m.sink.Emit(events.ServerState{At: time.Now(), Server: s.cfg.Name, Status: events.StatusReady,
+			m.log.Info("server restarted", "server", s.name, "restarts", restarts, "tools", tools)
+			m.sink.Emit(events.ServerState{At: time.Now(), Server: s.name, Status: events.StatusReady,
 				Restarts: restarts, Revision: rev})
 			return
 		}
 		s.err = err
 		m.mu.Unlock()
-		m.log.Warn("server restart failed", "server", s.cfg.Name, "error", err, "retry_in", delay)
+		m.log.Warn("server restart failed", "server", s.name, "error", err, "retry_in", delay)
 		delay = min(delay*2, m.opts.Restart.Max)
 	}
 }
@@ -93,11 +99,17 @@ func (m *Manager) toolsChanged(s *server, gen int) {
 	if s.status != events.StatusReady {
 		return
 	}
+	m.scheduleRelist(s, gen, m.opts.RelistDelay)
+}
+
+// scheduleRelist lists s's tools again after delay, coalescing requests
+// that arrive meanwhile. Called with m.mu held.
+func (m *Manager) scheduleRelist(s *server, gen int, delay time.Duration) {
 	if s.relisting != nil {
-		s.relisting.Reset(m.opts.RelistDelay)
+		s.relisting.Reset(delay)
 		return
 	}
-	s.relisting = time.AfterFunc(m.opts.RelistDelay, func() {
+	s.relisting = time.AfterFunc(delay, func() {
 		m.mu.Lock()
 		if m.closed || s.gen != gen {
 			m.mu.Unlock()
@@ -114,19 +126,19 @@ func (m *Manager) toolsChanged(s *server, gen int) {
 // relist refreshes the tools of a ready server after a list change.
 func (m *Manager) relist(s *server, gen int) {
 	m.mu.Lock()
-	c := s.client
+	c, timeout := s.client, s.cfg.StartupTimeout
 	m.mu.Unlock()
 	if c == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(m.ctx, s.cfg.StartupTimeout)
+	ctx, cancel := context.WithTimeout(m.ctx, timeout)
 	defer cancel()
 	tools, err := c.ListTools(ctx)
 	if err != nil {
-		m.log.Warn("re-listing tools failed; keeping the previous list", "server", s.cfg.Name, "error", err)
+		m.log.Warn("re-listing tools failed; keeping the previous list", "server", s.name, "error", err)
 		return
 	}
-	tools = s.filterTools(tools)
+	tools = m.filterTools(s, tools)
 	m.mu.Lock()
 	if m.closed || s.gen != gen {
 		m.mu.Unlock()
@@ -136,6 +148,6 @@ func (m *Manager) relist(s *server, gen int) {
 	m.bump()
 	rev := m.revision
 	m.mu.Unlock()
-	m.log.Info("tool list changed", "server", s.cfg.Name, "tools", len(tools), "revision", rev)
-	m.sink.Emit(events.ServerState{At: time.Now(), Server: s.cfg.Name, Status: events.StatusReady, Revision: rev})
+	m.log.Info("tool list changed", "server", s.name, "tools", len(tools), "revision", rev)
+	m.sink.Emit(events.ServerState{At: time.Now(), Server: s.name, Status: events.StatusReady, Revision: rev})
 }

@@ -79,19 +79,21 @@ type Manager struct {
 	cancel context.CancelFunc // cancels ctx
 	wg     sync.WaitGroup     // every goroutine the manager starts
 
-	mu       sync.Mutex
-	servers  map[string]*server
-	revision uint64
-	cached   *Catalog // normalized catalog of revision, nil = stale
-	started  bool
-	closed   bool
-	complete chan struct{} // closed after startup_complete
-	summary  events.StartupComplete
+	mu         sync.Mutex
+	servers    map[string]*server
+	envConfigs map[string]config.Environment // environment blocks, to see which changed on Apply
+	revision   uint64
+	cached     *Catalog // normalized catalog of revision, nil = stale
+	started    bool
+	closed     bool
+	complete   chan struct{} // closed after startup_complete
+	summary    events.StartupComplete
 }
 
-// server is the manager's record of one server block. Fields below cfg
-// are guarded by Manager.mu.
+// server is the manager's record of one server block.
 type server struct {
+	name string // fixed; the rest is guarded by Manager.mu
+
 	cfg    config.Server
 	filter catalog.Filter
 
@@ -103,6 +105,7 @@ type server struct {
 	init      *mcp.InitializeResult
 	target    environment.Target
 	restarts  int
+	retired   bool          // removed or replaced by Apply: never act again
 	changes   int           // list_changed notifications seen for gen
 	relisting *time.Timer   // pending debounced relist
 	settled   chan struct{} // closed when the first startup attempt ended
@@ -143,21 +146,28 @@ func New(cfg *config.Config, opts Options) *Manager {
 		servers:  map[string]*server{},
 		complete: make(chan struct{}),
 	}
+	m.envConfigs = envConfigs(cfg)
 	for _, sc := range cfg.Servers {
-		s := &server{
-			cfg:     sc,
-			filter:  catalog.Filter{Enabled: sc.EnabledTools, Disabled: sc.DisabledTools},
-			status:  StatusPending,
-			settled: make(chan struct{}),
-		}
-		if !sc.Enabled {
-			s.status = StatusDisabled
-			close(s.settled)
-		}
-		m.servers[sc.Name] = s
+		m.servers[sc.Name] = newServer(sc)
 		m.order = append(m.order, sc.Name)
 	}
 	return m
+}
+
+// newServer returns the record of a server block that has not started.
+func newServer(sc config.Server) *server {
+	s := &server{
+		name:    sc.Name,
+		cfg:     sc,
+		filter:  catalog.Filter{Enabled: sc.EnabledTools, Disabled: sc.DisabledTools},
+		status:  StatusPending,
+		settled: make(chan struct{}),
+	}
+	if !sc.Enabled {
+		s.status = StatusDisabled
+		close(s.settled)
+	}
+	return s
 }
 
 // Start begins connecting every enabled server concurrently and returns at
@@ -185,7 +195,7 @@ func (m *Manager) Start(ctx context.Context) {
 	startCtx, stop := mergeCancel(ctx, m.ctx)
 	var pending sync.WaitGroup
 	for _, s := range starting {
-		m.sink.Emit(events.ServerStartup{At: time.Now(), Server: s.cfg.Name, Status: events.StatusStarting})
+		m.sink.Emit(events.ServerStartup{At: time.Now(), Server: s.name, Status: events.StatusStarting})
 		pending.Add(1)
 		m.wg.Add(1)
 		go func() {
@@ -209,8 +219,8 @@ func (m *Manager) startServer(ctx context.Context, s *server) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	defer close(s.settled)
-	if err == nil && m.closed {
-		// Close ran while we connected and did not see this client.
+	if err == nil && (m.closed || s.retired) {
+		// Close or Apply ran while we connected and did not see this client.
 		m.wg.Add(1)
 		go func() {
 			defer m.wg.Done()
@@ -224,15 +234,15 @@ func (m *Manager) startServer(ctx context.Context, s *server) {
 	switch {
 	case err == nil:
 		m.becomeReady(s, c)
-		m.sink.Emit(events.ServerStartup{At: time.Now(), Server: s.cfg.Name, Status: events.StatusReady,
+		m.sink.Emit(events.ServerStartup{At: time.Now(), Server: s.name, Status: events.StatusReady,
 			Tools: len(s.tools), Protocol: s.init.ProtocolVersion})
 	case ctx.Err() != nil && !errors.Is(err, errStartupTimeout):
 		s.status, s.err = events.StatusCancelled, errors.New("MCP startup cancelled")
-		m.sink.Emit(events.ServerStartup{At: time.Now(), Server: s.cfg.Name, Status: events.StatusCancelled})
+		m.sink.Emit(events.ServerStartup{At: time.Now(), Server: s.name, Status: events.StatusCancelled})
 	default:
 		s.status, s.err = events.StatusFailed, err
-		m.log.Warn("server failed to start", "server", s.cfg.Name, "error", err)
-		m.sink.Emit(events.ServerStartup{At: time.Now(), Server: s.cfg.Name, Status: events.StatusFailed, Error: err.Error()})
+		m.log.Warn("server failed to start", "server", s.name, "error", err)
+		m.sink.Emit(events.ServerStartup{At: time.Now(), Server: s.name, Status: events.StatusFailed, Error: err.Error()})
 	}
 }
 

@@ -39,8 +39,7 @@ var errActiveTimeout = errors.New("active-time timeout")
 
 // CallTool sends tools/call. params is not modified.
 func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParams, opts CallOptions) (*mcp.CallToolResult, error) {
-	s, err := c.sessionOrErr()
-	if err != nil {
+	if _, err := c.sessionOrErr(); err != nil {
 		return nil, err
 	}
 	p := *params
@@ -59,7 +58,11 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParams, opts 
 		t := c.pause.start(opts.Timeout, func() { cancel(errActiveTimeout) })
 		defer c.pause.stop(t)
 	}
-	res, err := s.CallTool(ctx, &p)
+	var res *mcp.CallToolResult
+	err := c.run(ctx, func(s *mcp.ClientSession) (err error) {
+		res, err = s.CallTool(ctx, &p)
+		return err
+	})
 	if err != nil {
 		if errors.Is(context.Cause(ctx), errActiveTimeout) {
 			return nil, &TimeoutError{After: opts.Timeout}
@@ -74,7 +77,7 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParams, opts 
 			default:
 			}
 		}
-		return nil, fmt.Errorf("calling tool %q: %w", params.Name, err)
+		return nil, fmt.Errorf("calling tool %q: %w", params.Name, specificError(err))
 	}
 	return res, nil
 }

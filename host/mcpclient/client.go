@@ -56,8 +56,13 @@ type HTTP struct {
 	// Client carries requests; nil means a client with no overall timeout
 	// (an http.Client.Timeout would kill the long-lived SSE stream).
 	Client *http.Client
-	// OAuth, when set, authorizes requests (go-sdk's OAuth handler).
+	// OAuth, when set, authorizes requests: go-sdk adds its token to
+	// every request and calls Authorize on 401 and 403 (once per
+	// request). A failed Authorize reaches the caller as an *AuthError.
 	OAuth auth.OAuthHandler
+	// Retry says how the handshake and tools/list are retried; the zero
+	// value is the default (250 ms, then 1 s).
+	Retry RetryPolicy
 }
 
 // Handlers receive what the server sends on its own. Every field is
@@ -120,16 +125,21 @@ type Client struct {
 	progress progressRouter
 	pause    pauseGroup
 
+	// recovering is a one-permit semaphore: concurrent callers that hit
+	// an expired session share one re-initialization.
+	recovering chan struct{}
+
 	mu      sync.Mutex
 	state   State
 	err     error // why the session ended; set once when closed
 	session *mcp.ClientSession
-	proc    launch.Process   // stdio only
-	stderr  *tailBuffer      // stdio only
-	auth    *headerTransport // HTTP only: remembers refusals
-	closing bool             // Close was called: an end is not a crash
-	done    chan struct{}    // closed when state becomes StateClosed
-	wg      sync.WaitGroup   // stderr pump and session watcher
+	version string             // the handshake version that worked
+	expired *mcp.ClientSession // HTTP: the session the server forgot, until recovered
+	proc    launch.Process     // stdio only
+	stderr  *tailBuffer        // stdio only
+	closing bool               // Close was called: an end is not a crash
+	done    chan struct{}      // closed when state becomes StateClosed
+	wg      sync.WaitGroup     // stderr pump, session watchers, old-session closers
 }
 
 // New returns an unconnected client.
@@ -155,10 +165,11 @@ func New(opts Options) (*Client, error) {
 		log = hclog.NewNullLogger()
 	}
 	return &Client{
-		name: opts.Name,
-		opts: opts,
-		log:  log,
-		done: make(chan struct{}),
+		name:       opts.Name,
+		opts:       opts,
+		log:        log,
+		done:       make(chan struct{}),
+		recovering: make(chan struct{}, 1),
 	}, nil
 }
 
@@ -235,7 +246,8 @@ func (c *Client) Connect(ctx context.Context) error {
 	err := c.connect(ctx, version)
 	if err != nil && c.opts.ProtocolVersion == Auto && legacyRejected(err) && ctx.Err() == nil {
 		c.log.Debug("server rejected the legacy handshake; retrying with server/discover", "error", err)
-		err = c.connect(ctx, ModernVersion)
+		version = ModernVersion
+		err = c.connect(ctx, version)
 	}
 	if err != nil {
 		c.finish(err)
@@ -250,6 +262,7 @@ func (c *Client) Connect(ctx context.Context) error {
 		return fmt.Errorf("connecting MCP client for %q: %w", c.name, ErrClosed)
 	}
 	c.state = StateReady
+	c.version = version
 	s := c.session
 	c.mu.Unlock()
 
@@ -282,7 +295,7 @@ func (c *Client) connect(ctx context.Context, version string) error {
 		// the Connection interface. HTTP progress is read in headerTransport.
 		transport = &progressTransport{Transport: &mcp.IOTransport{Reader: proc, Writer: proc}, router: &c.progress}
 	} else {
-		transport = c.httpTransport()
+		transport, _ = c.httpTransport()
 	}
 
 	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
@@ -307,14 +320,11 @@ func (c *Client) connectError(ctx context.Context, err error) error {
 		err = ctx.Err()
 	}
 	if proc == nil {
-		if c.auth != nil {
-			if refused := c.auth.refused.Load(); refused != nil {
-				e := *refused
-				e.Err = err
-				return &e
-			}
+		var ae *AuthError
+		if errors.As(err, &ae) {
+			return ae // the manager words it as a login hint
 		}
-		return fmt.Errorf("initializing: %w", err)
+		return fmt.Errorf("initializing: %w", specificError(err))
 	}
 	// go-sdk closed the transport, which ran the shutdown sequence; the
 	// process is gone once Close returns.
@@ -378,8 +388,19 @@ func (c *Client) watch(s *mcp.ClientSession) {
 	werr := s.Wait()
 
 	c.mu.Lock()
-	closing, proc := c.closing, c.proc
+	closing, proc, current := c.closing, c.proc, c.session == s
+	if current && !closing && c.opts.HTTP != nil && expiredError(werr) {
+		// The server forgot the session (a 404 on its event stream). The
+		// next request re-initializes; until then the client stays ready.
+		c.expired = s
+		c.mu.Unlock()
+		c.log.Debug("session expired; re-initializing on the next request")
+		return
+	}
 	c.mu.Unlock()
+	if !current {
+		return // replaced by a recovered session
+	}
 	if closing {
 		c.finish(nil)
 		return

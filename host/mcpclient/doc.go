@@ -11,11 +11,21 @@
 //     name and the last lines are kept so a startup failure can quote them;
 //   - per-call plumbing: progress routing by token and the tool-call
 //     timeout, which pauses while the server waits on an elicitation that a
-//     human must answer.
+//     human must answer;
+//   - Streamable HTTP in depth (http.go, recover.go): static headers; the
+//     status mapping of every POST answer the host cannot use into
+//     [AuthError] (401 with a challenge, 403 insufficient_scope),
+//     [ErrSessionExpired] (404 for a session id) or [HTTPError] (anything
+//     else, with a redacted body preview of at most 8192 bytes); retries
+//     of the handshake and tools/list only ([RetryPolicy]); re-initializing
+//     an expired session once and replaying the request once, shared by
+//     concurrent callers; the OAuth handler asked at most once per request.
 //
 // It must not decide anything: which servers exist, retries across
 // restarts, tool filters and naming belong to the manager and catalog;
-// approval and result shaping belong to their packages.
+// approval and result shaping belong to their packages; credentials and
+// logins belong to package oauth (this package only calls the handler it
+// is given).
 //
 // A Client is safe for concurrent use once Connect has returned.
 package mcpclient

@@ -23,19 +23,19 @@ var ErrCatalogLimit = errors.New("tool catalog limit exceeded")
 
 // ListTools lists every tool, following pagination within the limits.
 func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
-	s, err := c.sessionOrErr()
-	if err != nil {
-		return nil, err
-	}
 	var (
 		tools []*mcp.Tool
 		seen  = map[string]bool{}
 		param = &mcp.ListToolsParams{}
 	)
 	for page := 1; ; page++ {
-		res, err := s.ListTools(ctx, param)
+		var res *mcp.ListToolsResult
+		err := c.run(ctx, func(s *mcp.ClientSession) (err error) {
+			res, err = s.ListTools(ctx, param)
+			return err
+		})
 		if err != nil {
-			return nil, fmt.Errorf("listing tools: %w", err)
+			return nil, fmt.Errorf("listing tools: %w", specificError(err))
 		}
 		tools = append(tools, res.Tools...)
 		if len(tools) > MaxTools {

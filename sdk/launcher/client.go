@@ -128,11 +128,12 @@ func (c *Client) Launch(ctx context.Context, spec Spec) (*RemoteProcess, error) 
 	// plugin then kills whatever it started).
 	stopStartBound := context.AfterFunc(ctx, cancel)
 	err = stream.Send(&launcherv1.LaunchClientFrame{Frame: &launcherv1.LaunchClientFrame_Start{Start: &launcherv1.StartSpec{
-		Server:  spec.Server,
-		Command: spec.Command,
-		Args:    spec.Args,
-		Env:     spec.Env,
-		Dir:     spec.Dir,
+		Server:    spec.Server,
+		Command:   spec.Command,
+		Args:      spec.Args,
+		Env:       spec.Env,
+		Dir:       spec.Dir,
+		RemoteEnv: spec.RemoteEnv,
 	}}})
 	var first *launcherv1.LaunchServerFrame
 	if err == nil {

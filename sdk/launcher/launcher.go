@@ -39,6 +39,10 @@ type Spec struct {
 	Env map[string]string
 	// Dir is the working directory; "" means the launcher's default.
 	Dir string
+	// RemoteEnv names variables read on the executor's side (env_vars with
+	// source = "remote"); their values never pass through the host. A
+	// launcher that cannot forward them must fail the start.
+	RemoteEnv []string
 }
 
 // Environ returns Env as sorted KEY=VALUE pairs, the form os/exec wants.

@@ -50,11 +50,12 @@ func (s *server) Launch(stream launcherv1.LauncherService_LaunchServer) (err err
 		return wire.InvalidRequest("the first frame of a launch stream must be start, got %T", first.GetFrame())
 	}
 	spec := Spec{
-		Server:  start.GetServer(),
-		Command: start.GetCommand(),
-		Args:    start.GetArgs(),
-		Env:     start.GetEnv(),
-		Dir:     start.GetDir(),
+		Server:    start.GetServer(),
+		Command:   start.GetCommand(),
+		Args:      start.GetArgs(),
+		Env:       start.GetEnv(),
+		Dir:       start.GetDir(),
+		RemoteEnv: start.GetRemoteEnv(),
 	}
 	log := s.log.With("server", spec.Server)
 	proc, err := s.impl.Start(ctx, spec)

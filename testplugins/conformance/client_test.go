@@ -117,7 +117,7 @@ func TestMainUsageErrors(t *testing.T) {
 		{"no URL", nil, map[string]string{ScenarioEnv: "initialize"}, "missing the server URL"},
 		{"URL is not http", []string{"localhost:1234"}, map[string]string{ScenarioEnv: "initialize"}, "is not an http(s) URL"},
 		{"no scenario", []string{"http://127.0.0.1:1/mcp"}, nil, ScenarioEnv + " is not set"},
-		{"unknown scenario", []string{"http://127.0.0.1:1/mcp"}, map[string]string{ScenarioEnv: "auth/nope"}, `unknown scenario "auth/nope": this client implements elicitation-sep1034-client-defaults, initialize, sse-retry, tools_call`},
+		{"unknown scenario", []string{"http://127.0.0.1:1/mcp"}, map[string]string{ScenarioEnv: "auth/nope"}, `unknown scenario "auth/nope": this client implements auth/2025-03-26-oauth-endpoint-fallback, auth/2025-03-26-oauth-metadata-backcompat, auth/basic-cimd`},
 		{"context is not JSON", []string{"http://127.0.0.1:1/mcp"}, map[string]string{ScenarioEnv: "initialize", ContextEnv: "{secret"}, ContextEnv + " is not valid JSON"},
 	}
 	for _, tc := range tests {

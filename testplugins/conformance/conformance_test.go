@@ -41,6 +41,19 @@ func TestConformanceClientScenarios(t *testing.T) {
 	suite := referees(t)
 	client := clientBinary(t)
 
+	// The authorization code flow every login scenario must complete.
+	login := []string{
+		"authorization-server-metadata", "authorization-request",
+		"pkce-code-challenge-sent", "pkce-s256-method-used",
+		"token-request", "pkce-code-verifier-sent", "pkce-verifier-matches-challenge",
+	}
+	// with dynamic client registration, protected-resource metadata and
+	// a token the server accepted.
+	dcr := append([]string{"prm-pathbased-requested", "client-registration", "valid-bearer-token"}, login...)
+	resourceParam := []string{"token-endpoint-auth-method", "resource-parameter-in-authorization",
+		"resource-parameter-in-token", "resource-parameter-valid-uri", "resource-parameter-consistency"}
+	with := func(base []string, more ...string) []string { return append(append([]string(nil), base...), more...) }
+
 	tests := []struct {
 		scenario string
 		want     []string // check ids that must be SUCCESS
@@ -59,6 +72,40 @@ func TestConformanceClientScenarios(t *testing.T) {
 			"client-sse-retry-timing",
 			"client-sse-last-event-id",
 		}},
+		{"auth/metadata-default", dcr},
+		{"auth/metadata-var1", dcr},
+		{"auth/metadata-var2", dcr},
+		{"auth/metadata-var3", dcr},
+		{"auth/basic-cimd", with(login, "prm-pathbased-requested", "cimd-client-id-used", "valid-bearer-token")},
+		{"auth/scope-from-www-authenticate", with(dcr, "scope-from-www-authenticate")},
+		{"auth/scope-from-scopes-supported", with(dcr, "scope-from-scopes-supported")},
+		{"auth/scope-omitted-when-undefined", with(dcr, "scope-omitted-when-undefined")},
+		{"auth/scope-step-up", with(dcr, "scope-step-up-initial", "scope-step-up-escalation")},
+		// The server refuses every token: the client must stop, not loop.
+		{"auth/scope-retry-limit", with(login, "prm-pathbased-requested", "client-registration", "scope-retry-limit")},
+		{"auth/token-endpoint-auth-basic", with(dcr, resourceParam...)},
+		{"auth/token-endpoint-auth-post", with(dcr, resourceParam...)},
+		{"auth/token-endpoint-auth-none", with(dcr, resourceParam...)},
+		{"auth/pre-registration", with(login, "prm-pathbased-requested", "pre-registration-auth", "valid-bearer-token")},
+		{"auth/2025-03-26-oauth-metadata-backcompat", with(login, "client-registration", "valid-bearer-token")},
+		{"auth/2025-03-26-oauth-endpoint-fallback", []string{"client-registration", "authorization-request", "token-request", "valid-bearer-token"}},
+		// The client must refuse before any authorization request.
+		{"auth/resource-mismatch", []string{"prm-pathbased-requested", "resource-mismatch-rejected"}},
+		// sep-2207-client-metadata-grant-types is INFO, by the suite's
+		// design, for a client that registers with a metadata document.
+		{"auth/offline-access-scope", with(login, "prm-pathbased-requested", "sep-2207-offline-access-requested", "valid-bearer-token")},
+		{"auth/offline-access-not-supported", with(dcr, "sep-2207-offline-access-not-requested")},
+		{"auth/client-credentials-basic", []string{"prm-pathbased-requested", "authorization-server-metadata", "token-request", "client-credentials-basic-auth", "valid-bearer-token"}},
+		{"auth/client-credentials-jwt", []string{"prm-pathbased-requested", "authorization-server-metadata", "token-request", "client-credentials-jwt-verified", "valid-bearer-token"}},
+		{"auth/cross-app-access-complete-flow", []string{"prm-pathbased-requested", "authorization-server-metadata", "complete-flow-token-exchange", "token-request", "complete-flow-jwt-bearer", "valid-bearer-token"}},
+	}
+	if got, want := len(tests), 26; got != want {
+		t.Fatalf("the table covers %d scenarios; @modelcontextprotocol/conformance 0.1.16 has %d client scenarios", got, want)
+	}
+	for _, tc := range tests {
+		if _, ok := scenarioTable()[tc.scenario]; !ok {
+			t.Fatalf("scenario %s is pinned but the client does not implement it", tc.scenario)
+		}
 	}
 
 	start := time.Now()
@@ -107,7 +154,7 @@ func TestConformanceClientScenarios(t *testing.T) {
 			})
 		}
 	})
-	t.Logf("ran %d conformance scenarios in %s", len(tests), time.Since(start).Round(time.Millisecond))
+	t.Logf("ran %d conformance client scenarios in %s", len(tests), time.Since(start).Round(time.Millisecond))
 }
 
 // clientBinary returns the conformance client, built by `make build` or

@@ -24,9 +24,17 @@
 // # Scenarios
 //
 // Each scenario is a function from scenarioEnv to error, dispatched by
-// name in scenarioTable. The auth scenarios are meant to be added as more
-// entries there; MCP_CONFORMANCE_CONTEXT already reaches them as
-// scenarioEnv.context.
+// name in scenarioTable; every one of the suite's 26 client scenarios is
+// there. The auth scenarios drive the host's own OAuth code (host/oauth)
+// through mcpclient.HTTP.OAuth, set up the way a server block would set it
+// up for that kind of server (auth.go): the authorization code scenarios
+// run `toolgate login`'s flow, with a headless stand-in for the browser
+// that fetches the authorization URL without following the redirect and
+// then delivers the redirect to the login's loopback callback; the
+// client-credentials scenarios use the machine-to-machine handler (client
+// secret or private-key JWT); cross-app access uses the ID-JAG handler.
+// MCP_CONFORMANCE_CONTEXT supplies what a user would have configured
+// (client ids, secrets, keys, the identity provider's token).
 //
 // Elicitation is answered by an automatic "accept with defaults" answerer:
 // every field the schema gives a default is filled by the host's own

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/host/mcpclient"
@@ -28,15 +29,23 @@ type scenarioEnv struct {
 type scenario func(ctx context.Context, env scenarioEnv) error
 
 // scenarioTable maps the runner's scenario names to their client side.
-// The auth scenarios (auth/*) belong here too, driving the host's OAuth
-// code through mcpclient.HTTP.OAuth.
+// The auth scenarios drive the host's OAuth code (host/oauth) through
+// mcpclient.HTTP.OAuth, configured the way a user's server block would
+// configure it for that kind of server (see auth.go).
 func scenarioTable() map[string]scenario {
-	return map[string]scenario{
+	t := map[string]scenario{
 		"initialize":                          runInitialize,
 		"tools_call":                          runToolsCall,
 		"elicitation-sep1034-client-defaults": runElicitationDefaults,
 		"sse-retry":                           runSSERetry,
+		"auth/client-credentials-basic":       runClientCredentials,
+		"auth/client-credentials-jwt":         runClientCredentials,
+		"auth/cross-app-access-complete-flow": runCrossApp,
 	}
+	for _, name := range authCodeScenarios {
+		t[name] = runLogin
+	}
+	return t
 }
 
 func scenarioNames() []string {
@@ -52,9 +61,14 @@ func scenarioNames() []string {
 // host builds it for a `url` server block with default settings (protocol
 // "auto", no extra headers, no OAuth), with the given handlers.
 func connect(ctx context.Context, env scenarioEnv, handlers mcpclient.Handlers) (*mcpclient.Client, error) {
+	return connectWith(ctx, env, handlers, nil)
+}
+
+// connectWith is connect with an OAuth handler.
+func connectWith(ctx context.Context, env scenarioEnv, handlers mcpclient.Handlers, oauth auth.OAuthHandler) (*mcpclient.Client, error) {
 	c, err := mcpclient.New(mcpclient.Options{
 		Name:     "conformance",
-		HTTP:     &mcpclient.HTTP{URL: env.serverURL},
+		HTTP:     &mcpclient.HTTP{URL: env.serverURL, OAuth: oauth},
 		Logger:   env.log.Named("mcpclient"),
 		Handlers: handlers,
 	})

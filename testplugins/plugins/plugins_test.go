@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/sdk"
 	"github.com/toolgate/toolgate/sdk/hook"
 	"github.com/toolgate/toolgate/sdk/launcher"
@@ -27,7 +28,8 @@ import (
 	"github.com/toolgate/toolgate/testplugins/plugins/internal/fixture"
 )
 
-// binDir holds the test plugins and mcp-demo, built once by TestMain.
+// binDir holds the test plugins, built once by TestMain (mcp-demo comes
+// from internal/testbin).
 var binDir string
 
 // envPrebuilt names a directory that already holds the test plugins and
@@ -60,11 +62,10 @@ func runWithLeakCheck(m *testing.M) (code int) {
 	return code
 }
 
-// build compiles every test plugin and mcp-demo into dir.
+// build compiles every test plugin into dir.
 func build(dir string) error {
 	for _, args := range [][]string{
 		{"build", "-o", dir + string(filepath.Separator), "./..."},
-		{"build", "-o", filepath.Join(dir, "mcp-demo"), "../mcp-demo"},
 	} {
 		cmd := exec.Command("go", args...)
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -262,7 +263,7 @@ func connectOverLauncher(t testing.TB, l *launcher.Client) *mcp.ClientSession {
 	t.Helper()
 	p, err := l.Launch(context.Background(), launcher.Spec{
 		Server:  "demo",
-		Command: bin("mcp-demo"),
+		Command: testbin.Path(t, "mcp-demo"),
 		Env:     map[string]string{"PATH": os.Getenv("PATH"), "GORACE": "atexit_sleep_ms=0"},
 	})
 	if err != nil {

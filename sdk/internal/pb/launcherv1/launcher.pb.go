@@ -306,7 +306,12 @@ type StartSpec struct {
 	// such as SSH_AUTH_SOCK, but never passes them on).
 	Env map[string]string `protobuf:"bytes,4,rep,name=env,proto3" json:"env,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// dir is the working directory; empty means the launcher's default.
-	Dir           string `protobuf:"bytes,5,opt,name=dir,proto3" json:"dir,omitempty"`
+	Dir string `protobuf:"bytes,5,opt,name=dir,proto3" json:"dir,omitempty"`
+	// remote_env names variables the server needs that are read on the
+	// executor's side (env_vars entries with source = "remote"): their values
+	// never pass through the host. A launcher that cannot forward them must
+	// fail the start rather than drop them.
+	RemoteEnv     []string `protobuf:"bytes,6,rep,name=remote_env,json=remoteEnv,proto3" json:"remote_env,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -374,6 +379,13 @@ func (x *StartSpec) GetDir() string {
 		return x.Dir
 	}
 	return ""
+}
+
+func (x *StartSpec) GetRemoteEnv() []string {
+	if x != nil {
+		return x.RemoteEnv
+	}
+	return nil
 }
 
 // CloseStdin closes the process's stdin.
@@ -743,13 +755,15 @@ const file_toolgate_launcher_v1_launcher_proto_rawDesc = "" +
 	"\vclose_stdin\x18\x03 \x01(\v2 .toolgate.launcher.v1.CloseStdinH\x00R\n" +
 	"closeStdin\x126\n" +
 	"\x06signal\x18\x04 \x01(\x0e2\x1c.toolgate.launcher.v1.SignalH\x00R\x06signalB\a\n" +
-	"\x05frame\"\xd7\x01\n" +
+	"\x05frame\"\xf6\x01\n" +
 	"\tStartSpec\x12\x16\n" +
 	"\x06server\x18\x01 \x01(\tR\x06server\x12\x18\n" +
 	"\acommand\x18\x02 \x01(\tR\acommand\x12\x12\n" +
 	"\x04args\x18\x03 \x03(\tR\x04args\x12:\n" +
 	"\x03env\x18\x04 \x03(\v2(.toolgate.launcher.v1.StartSpec.EnvEntryR\x03env\x12\x10\n" +
-	"\x03dir\x18\x05 \x01(\tR\x03dir\x1a6\n" +
+	"\x03dir\x18\x05 \x01(\tR\x03dir\x12\x1d\n" +
+	"\n" +
+	"remote_env\x18\x06 \x03(\tR\tremoteEnv\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\f\n" +

@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"runtime/debug"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/toolgate/toolgate/host"
+	"github.com/toolgate/toolgate/host/gateway"
+	"github.com/toolgate/toolgate/host/manager"
+)
+
+// listenFromConfig is the --http value that means "serve { listen }".
+const listenFromConfig = "config"
+
+// serveGCPercent is the collector's pace while serving (see tuneGC).
+const serveGCPercent = 400
+
+// tuneGC makes the collector run less often unless the user set GOGC.
+// go-sdk allocates a fresh 32 KiB decode buffer for every JSON message it
+// reads — several per call on each side of the gateway — while the live
+// heap stays a few MiB, so at the default pace the collector runs every
+// few calls and costs the gateway about as much CPU as the calls
+// themselves (measured with BenchmarkCallLatency in host/gateway).
+func (g *globals) tuneGC() {
+	if _, set := g.io.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(serveGCPercent)
+	}
+}
+
+func newServeCmd(g *globals) *cobra.Command {
+	var (
+		stdio    bool
+		httpAddr string
+	)
+	cmd := &cobra.Command{
+		Use:   "serve [--stdio | --http ADDR]",
+		Short: "Serve the governed tools to an MCP client, over stdio or Streamable HTTP",
+		Long: `Serve every configured server's tools to one upstream MCP client (an IDE,
+a desktop assistant, another agent) through one endpoint. Every call goes
+through the approval chain; when it needs a human, toolgate asks the client
+with an elicitation form. Clients that cannot show forms get a denial that says
+how to configure a permission hook or the Guardian instead.
+
+--stdio (the default) speaks MCP on stdin/stdout, for clients that start
+toolgate themselves; diagnostics go to stderr. --http ADDR serves Streamable
+HTTP at http://ADDR/mcp (--http config uses the serve { listen } address).
+The listener answers only this machine unless serve { token_env_var } names a
+variable holding a bearer token, which is then required on every request.
+
+Ctrl-C stops toolgate and every server it started.`,
+		Example: `  toolgate serve --config toolgate.hcl
+  toolgate serve --http 127.0.0.1:8931 --config config.hcl.example`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if stdio && httpAddr != "" {
+				return exit(ExitUsage, errors.New("choose one of --stdio and --http"))
+			}
+			cfg, err := g.loadConfig()
+			if err != nil {
+				return err
+			}
+			var endpoint *gateway.Endpoint
+			if httpAddr != "" {
+				addr := httpAddr
+				if addr == listenFromConfig {
+					addr = ""
+				}
+				endpoint, err = gateway.NewEndpoint(cfg.Serve, addr, g.io.LookupEnv)
+				if err != nil {
+					return exit(ExitUsage, err)
+				}
+			}
+			g.tuneGC()
+			ctx := cmd.Context()
+			log := g.logger()
+			gw := gateway.New(gateway.Options{Logger: log})
+			h, sum, err := g.startHost(ctx, cfg, true, host.Options{
+				Asker:   gw,
+				Manager: manager.Options{ServerLog: gw.ForwardLog},
+			})
+			if err != nil {
+				_ = gw.Close()
+				return err
+			}
+			// Deferred in this order, the gateway ends its sessions and
+			// calls before the host stops the servers and plugins.
+			defer h.Close()
+			defer gw.Close()
+			if err := h.Manager.RequiredError(); err != nil {
+				return exit(ExitFailure, err)
+			}
+			if err := gw.Attach(h); err != nil {
+				if errors.Is(err, gateway.ErrToolName) {
+					return exit(ExitUsage, err)
+				}
+				return exit(ExitFailure, err)
+			}
+			summary := fmt.Sprintf("toolgate: serving %d tools from %d MCP server(s)", len(gw.Tools()), len(sum.Ready))
+			if endpoint == nil {
+				fmt.Fprintln(g.io.Err, summary+" over stdio; stop with Ctrl-C or by closing stdin")
+				return g.serveStdio(cmd, gw)
+			}
+			ln, err := net.Listen("tcp", endpoint.Addr)
+			if err != nil {
+				return exit(ExitFailure, fmt.Errorf("listen on %s: %w (is another toolgate serve running? pick another port with --http)", endpoint.Addr, err))
+			}
+			url := gateway.URL(endpoint, ln.Addr())
+			fmt.Fprintf(g.io.Err, "%s at %s (Streamable HTTP)\n", summary, url)
+			if endpoint.RequiresToken() {
+				fmt.Fprintf(g.io.Err, "  every request needs: Authorization: Bearer $%s\n", endpoint.TokenEnvVar)
+				fmt.Fprintf(g.io.Err, "  try it: curl -s %s -H \"Authorization: Bearer $%s\" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' "+
+					"-d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"curl\",\"version\":\"1\"}}}'\n",
+					url, endpoint.TokenEnvVar)
+			} else {
+				fmt.Fprintf(g.io.Err, "  try it: npx @modelcontextprotocol/inspector --cli %s --method tools/list\n", url)
+			}
+			fmt.Fprintln(g.io.Err, "  stop with Ctrl-C")
+			if err := gw.ServeHTTP(ctx, ln, endpoint); err != nil {
+				return exit(ExitFailure, err)
+			}
+			fmt.Fprintln(g.io.Err, "toolgate: stopped")
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&stdio, "stdio", false, "serve MCP on stdin/stdout (the default)")
+	cmd.Flags().StringVar(&httpAddr, "http", "", "serve Streamable HTTP at http://ADDR/mcp; \"config\" means serve { listen }")
+	return cmd
+}
+
+// serveStdio speaks MCP on the command's stdin and stdout.
+func (g *globals) serveStdio(cmd *cobra.Command, gw *gateway.Gateway) error {
+	in, ok := g.io.In.(io.ReadCloser)
+	if !ok {
+		in = io.NopCloser(g.io.In)
+	}
+	out, ok := g.io.Out.(io.WriteCloser)
+	if !ok {
+		out = nopWriteCloser{g.io.Out}
+	}
+	if err := gw.ServeStdio(cmd.Context(), &mcp.IOTransport{Reader: in, Writer: out}); err != nil {
+		return exit(ExitFailure, err)
+	}
+	return nil
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

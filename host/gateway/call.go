@@ -1,0 +1,360 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/host/exposure"
+)
+
+// errCallEnded answers input requests that arrive after their call ended.
+var errCallEnded = errors.New("the tool call already ended")
+
+// callKey carries the *call in the context of exposure.Step.Call, so the
+// approval prompt and (under 2026-07-28 downstream, where the elicitation
+// handler runs in the call's context) a server's elicitation reach the
+// upstream request that caused them.
+type callKey struct{}
+
+func callFrom(ctx context.Context) *call {
+	c, _ := ctx.Value(callKey{}).(*call)
+	return c
+}
+
+// call is one upstream tools/call. Its step runs on its own goroutine so
+// that the request handler (a "round") can keep forwarding what the call
+// produces meanwhile: progress, log messages and input requests. A
+// 2026-07-28 client is asked for input by ending the round with an
+// input-required result; the call then waits for the client to come back
+// with the same requestState, which starts the next round.
+type call struct {
+	s      *session
+	id     string // the requestState handed to a 2026-07-28 client
+	seq    uint64
+	tool   *servedTool
+	ss     *mcp.ServerSession
+	modern bool // the client speaks 2026-07-28: input goes through rounds
+	token  any  // the client's progress token; nil = no progress wanted
+	// stopped is the Done channel of the call's context.
+	stopped <-chan struct{}
+	cancel  context.CancelFunc
+	wake    chan struct{} // capacity 1: something was queued for the client
+	done    chan struct{} // closed once result is set
+
+	mu        sync.Mutex
+	finished  bool
+	result    *mcp.CallToolResult
+	err       error
+	progress  []*mcp.ProgressNotificationParams
+	logs      []*mcp.LoggingMessageParams
+	inputs    []*input          // queued, not yet put to the client
+	asked     map[string]*input // put to a 2026-07-28 client, by key
+	nextInput int
+	abandon   *time.Timer
+}
+
+// input is one question for the upstream client.
+type input struct {
+	key    string
+	params *mcp.ElicitParams
+	reply  chan inputReply // capacity 1
+}
+
+type inputReply struct {
+	res *mcp.ElicitResult
+	err error
+}
+
+// start launches the call's step and registers it. It returns nil when
+// the session is closing.
+func (s *session) start(ctx context.Context, req *mcp.CallToolRequest, step *exposure.Step, t *servedTool) *call {
+	// The call outlives one request of a 2026-07-28 client, so its
+	// context does not end with the request; each round ties them again.
+	callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c := &call{
+		s:      s,
+		id:     exposure.NewID("state"),
+		seq:    s.g.seq.Add(1),
+		tool:   t,
+		ss:     req.Session,
+		modern: speaksRounds(req.Session),
+		token:  req.Params.GetProgressToken(),
+		cancel: cancel,
+		wake:   make(chan struct{}, 1),
+		done:   make(chan struct{}),
+	}
+	callCtx = context.WithValue(callCtx, callKey{}, c)
+	c.stopped = callCtx.Done()
+
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
+		cancel()
+		return nil
+	}
+	s.calls[c] = struct{}{}
+	// Added under s.mu: end sets done under it before the gateway waits.
+	s.g.wg.Add(1)
+	s.mu.Unlock()
+
+	cr := exposure.CallRequest{Name: t.modelName, Arguments: req.Params.Arguments}
+	if isNull(cr.Arguments) {
+		// Clients send "arguments": null for "no arguments".
+		cr.Arguments = nil
+	}
+	if c.token != nil {
+		cr.OnProgress = c.queueProgress
+	}
+	go c.run(callCtx, step, cr)
+	return c
+}
+
+// speaksRounds reports whether ss's client takes input-required results
+// (2026-07-28 and later), the way go-sdk decides it.
+func speaksRounds(ss *mcp.ServerSession) bool {
+	p := ss.InitializeParams()
+	return p == nil || p.ProtocolVersion >= "2026-07-28"
+}
+
+func (c *call) run(ctx context.Context, step *exposure.Step, req exposure.CallRequest) {
+	defer c.s.g.wg.Done()
+	defer c.cancel()
+	var (
+		res *mcp.CallToolResult
+		err error
+	)
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				c.s.log.Error("tool call panicked", "tool", c.tool.name, "panic", r, "stack", string(debug.Stack()))
+				res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "toolgate failed while running this call; see its log"}
+			}
+		}()
+		out := step.Call(ctx, req)
+		res = c.s.upstreamResult(out)
+	}()
+	c.s.mu.Lock()
+	delete(c.s.calls, c)
+	c.s.mu.Unlock()
+	c.finish(res, err)
+}
+
+// upstreamResult is what the client receives for a finished step call:
+// the server's own result untouched, or the isError result of a call the
+// host ended (denial, failure). The one key dropped is the downstream
+// server's serverInfo, which would misname who answered.
+func (s *session) upstreamResult(out exposure.CallResult) *mcp.CallToolResult {
+	res := out.Raw
+	if res == nil {
+		res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "toolgate: the call ended without a result"}}}
+	}
+	if _, ok := res.Meta[mcp.MetaKeyServerInfo]; ok {
+		r := *res
+		r.Meta = make(mcp.Meta, len(res.Meta))
+		for k, v := range res.Meta {
+			if k != mcp.MetaKeyServerInfo {
+				r.Meta[k] = v
+			}
+		}
+		res = &r
+	}
+	if len(out.Found) > 0 {
+		s.reveal(out.Found)
+		res = s.renameFound(res)
+	}
+	return res
+}
+
+func (c *call) finish(res *mcp.CallToolResult, err error) {
+	c.mu.Lock()
+	c.finished = true
+	c.result, c.err = res, err
+	c.mu.Unlock()
+	close(c.done)
+}
+
+func (c *call) poke() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// queueProgress runs on the downstream connection's read path, so it
+// only queues; the round sends.
+func (c *call) queueProgress(p *mcp.ProgressNotificationParams) {
+	fwd := *p
+	fwd.ProgressToken = c.token
+	c.mu.Lock()
+	c.progress = append(c.progress, &fwd)
+	c.mu.Unlock()
+	c.poke()
+}
+
+func (c *call) queueLog(p *mcp.LoggingMessageParams) {
+	c.mu.Lock()
+	c.logs = append(c.logs, p)
+	c.mu.Unlock()
+	c.poke()
+}
+
+// ask puts one question to the upstream client and waits for the answer,
+// for ctx, or for the call to end.
+func (c *call) ask(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	in := &input{params: params, reply: make(chan inputReply, 1)}
+	c.mu.Lock()
+	if c.finished {
+		c.mu.Unlock()
+		return nil, errCallEnded
+	}
+	c.nextInput++
+	in.key = "toolgate_input_" + strconv.Itoa(c.nextInput)
+	c.inputs = append(c.inputs, in)
+	c.mu.Unlock()
+	c.poke()
+	select {
+	case r := <-in.reply:
+		return r.res, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.stopped:
+		return nil, context.Canceled
+	}
+}
+
+// abort cancels the call and forgets any wait for its client.
+func (c *call) abort() {
+	c.mu.Lock()
+	if c.abandon != nil {
+		c.abandon.Stop()
+		c.abandon = nil
+	}
+	c.mu.Unlock()
+	c.cancel()
+}
+
+// answer hands a 2026-07-28 client's responses to the questions of the
+// last round. A question left unanswered counts as cancelled.
+func (c *call) answer(responses mcp.InputResponseMap) {
+	c.mu.Lock()
+	asked := c.asked
+	c.asked = nil
+	if c.abandon != nil {
+		c.abandon.Stop()
+		c.abandon = nil
+	}
+	c.mu.Unlock()
+	for key, in := range asked {
+		res, ok := responses[key].(*mcp.ElicitResult)
+		if !ok || res == nil {
+			res = &mcp.ElicitResult{Action: "cancel"}
+		}
+		in.reply <- inputReply{res: res}
+	}
+}
+
+// round serves one upstream request of the call: it forwards what the
+// call queues until the call ends, or (2026-07-28) until the client must
+// be asked for input. Cancelling the request cancels the call.
+func (c *call) round(ctx context.Context) (*mcp.CallToolResult, error) {
+	stop := context.AfterFunc(ctx, c.cancel)
+	defer stop()
+	// Legacy elicitations run beside the round and end with it.
+	rctx, rcancel := context.WithCancel(ctx)
+	var asking sync.WaitGroup
+	defer asking.Wait()
+	defer rcancel()
+	for {
+		select {
+		case <-c.wake:
+			if res := c.flush(rctx, &asking); res != nil {
+				if !stop() {
+					return nil, ctx.Err()
+				}
+				return res, nil
+			}
+		case <-c.done:
+			c.flush(rctx, &asking)
+			c.s.forgetWaiting(c)
+			c.mu.Lock()
+			res, err := c.result, c.err
+			c.mu.Unlock()
+			return res, err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// flush sends what was queued for the client. For a 2026-07-28 client
+// with questions pending it returns the input-required result that ends
+// the round; otherwise nil.
+func (c *call) flush(ctx context.Context, asking *sync.WaitGroup) *mcp.CallToolResult {
+	c.mu.Lock()
+	progress, logs, inputs := c.progress, c.logs, c.inputs
+	c.progress, c.logs, c.inputs = nil, nil, nil
+	finished := c.finished
+	c.mu.Unlock()
+
+	for _, p := range progress {
+		if err := c.ss.NotifyProgress(ctx, p); err != nil {
+			c.s.log.Debug("forwarding progress failed", "tool", c.tool.name, "error", err)
+		}
+	}
+	for _, l := range logs {
+		if err := c.ss.Log(ctx, l); err != nil {
+			c.s.log.Debug("forwarding a server log message failed", "tool", c.tool.name, "error", err)
+		}
+	}
+	if len(inputs) == 0 {
+		return nil
+	}
+	if finished {
+		for _, in := range inputs {
+			in.reply <- inputReply{err: errCallEnded}
+		}
+		return nil
+	}
+	if !c.modern {
+		for _, in := range inputs {
+			asking.Add(1)
+			go func() {
+				defer asking.Done()
+				res, err := c.ss.Elicit(ctx, in.params)
+				in.reply <- inputReply{res: res, err: err}
+			}()
+		}
+		return nil
+	}
+
+	c.mu.Lock()
+	if c.asked == nil {
+		c.asked = map[string]*input{}
+	}
+	requests := make(mcp.InputRequestMap, len(c.asked)+len(inputs))
+	for _, in := range inputs {
+		c.asked[in.key] = in
+	}
+	for key, in := range c.asked {
+		requests[key] = in.params
+	}
+	c.abandon = time.AfterFunc(c.s.g.opts.InputTimeout, func() {
+		c.s.log.Warn("the upstream client did not come back with the input it was asked for; cancelling the call",
+			"tool", c.tool.name, "after", c.s.g.opts.InputTimeout)
+		c.s.forgetWaiting(c)
+		c.cancel()
+	})
+	c.mu.Unlock()
+	if !c.s.awaitResume(c) {
+		c.cancel()
+		return nil
+	}
+	return &mcp.CallToolResult{InputRequests: requests, RequestState: c.id}
+}

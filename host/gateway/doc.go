@@ -1,0 +1,99 @@
+// Package gateway serves the host's governed tool set upstream: any MCP
+// client (an IDE, a desktop assistant, another agent) connects to
+// `toolgate serve` over stdio or Streamable HTTP and gets the tools of
+// every configured server through one endpoint, each call put through the
+// same approval chain as in the CLI.
+//
+// # What it owns
+//
+//   - Upstream sessions. Each is its own go-sdk server, its own
+//     exposure.Step and its own approval session: the session id is the
+//     step's session id (session memory, audit records) and, over HTTP, the
+//     Mcp-Session-Id. A session keeps its step until the catalog changes;
+//     then it takes a new one and go-sdk sends notifications/tools/list_changed.
+//   - Upstream names. Tools are served under their flat model names
+//     (mcp__<server>__<tool>); a server with prefix = false keeps its raw
+//     names, so a gateway in front of one server is transparent. A name
+//     that collides or that MCP does not allow ([A-Za-z0-9_.-], at most
+//     128) is a configuration error naming both owners and the fix
+//     ([NameError], reported by Attach). Descriptions, titles, input and
+//     output schemas, annotations, icons and _meta are served as listed.
+//     Schemas go-sdk's AddTool would panic on are checked first: such a
+//     tool is left out with a warning, never a crash.
+//   - Deferred tools. When exposure defers tools, the session serves
+//     tool_search; tools it finds are added to that session's list
+//     (list_changed). Clients that ignore list_changed can call a found
+//     tool by the name the search returned: it is registered at once.
+//   - The call path upstream of exposure: progress from the downstream
+//     server reaches the caller under the caller's progress token;
+//     cancelling the upstream request cancels the downstream call;
+//     downstream log messages are forwarded (with the calls running on
+//     that server, else to every session); a downstream elicitation is
+//     forwarded to the client whose call caused it.
+//   - The user step of approval ([Gateway.AskApproval]): a form
+//     elicitation naming server, tool, arguments and annotations, with the
+//     choices Allow / Allow for this session / Allow and don't ask me
+//     again / Cancel; the form's decline action rejects. A client without
+//     elicitation support is not asked: the call is denied with a text
+//     that says so and how to configure a hook or the Guardian.
+//   - HTTP listener safety ([NewEndpoint], [Gateway.Handler]): loopback by
+//     default; a loopback listener answers only requests whose Host (and
+//     Origin, if any) is local, which defeats DNS rebinding; a
+//     non-loopback listener needs a bearer token (serve { token_env_var }),
+//     checked on every request in constant time.
+//
+// What it must not do: decide approval (package approval does, through
+// the host), talk to downstream servers (the manager does), or shape
+// results: the downstream result goes upstream as the server sent it.
+//
+// # Clients of two protocol generations
+//
+// A client on 2025-11-25 or older is asked for input (approval forms,
+// forwarded elicitations) with elicitation/create inside the tools/call
+// request. A 2026-07-28 client is asked the new way: the call ends its
+// request with an input-required result (inputRequests, requestState),
+// keeps running, and resumes when the client retries with the answers.
+// A client that never comes back has its call cancelled after
+// Options.InputTimeout.
+//
+// # Outcomes: tool error or protocol error
+//
+// What the upstream client sees for each outcome of a tools/call:
+//
+//	outcome                                          upstream sees
+//	-----------------------------------------------  -----------------------------------------------
+//	the server answered                              its CallToolResult unchanged (content of every
+//	                                                 type, structuredContent, isError, _meta)
+//	the server answered isError                      passed through unchanged (a tool error)
+//	denied: annotations/mode, hook, Guardian,        tool result, isError, the denial text (the model
+//	  user declined or cancelled, policy never,      can adapt); the server is never contacted
+//	  nobody to ask (client without elicitation)
+//	server down, crashed, timed out, transport       tool result, isError, a short reason
+//	  failure, catalog changed since listing
+//	tool_search: empty query, bad limit              tool result, isError, the error text
+//	unknown tool (never listed, hidden, removed)     JSON-RPC error -32602 (invalid params)
+//	arguments not a JSON object                      JSON-RPC error -32602 (invalid params)
+//	unknown or expired requestState (2026-07-28)     JSON-RPC error -32602 (invalid params)
+//	the client cancelled the request                 no result (the request is cancelled); the
+//	                                                 downstream call is cancelled too
+//	toolgate bug (a panic while running the call)    JSON-RPC error -32603 (internal error)
+//
+// # Concurrency
+//
+// A [Gateway] is safe for concurrent use; sessions and calls run
+// concurrently. Every goroutine it starts (the catalog follower, one
+// watcher and one log pump per session, one runner per call) ends by
+// Close, which the owner calls after the Serve methods returned.
+//
+// # Example
+//
+//	gw := gateway.New(gateway.Options{Logger: log})
+//	h, _ := host.New(cfg, host.Options{Asker: gw, Manager: manager.Options{ServerLog: gw.ForwardLog}})
+//	h.Start(ctx)
+//	_, _ = h.Manager.WaitStartup(ctx)
+//	if err := gw.Attach(h); err != nil {
+//		return err // errors.Is(err, gateway.ErrToolName): a config error
+//	}
+//	defer gw.Close()
+//	return gw.ServeStdio(ctx, &mcp.StdioTransport{})
+package gateway

@@ -1,0 +1,131 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/testbin"
+)
+
+// everything is a gateway in front of server-everything, and a direct
+// connection to another instance for comparison.
+func everything(t *testing.T, upstream *mcp.ClientOptions) (via, direct *mcp.ClientSession) {
+	t.Helper()
+	argv := testbin.EverythingServer(t, "stdio")
+	args, _ := json.Marshal(argv[1:])
+	f := newFixture(t, "", fmt.Sprintf("server \"everything\" {\n  command = %q\n  args = %s\n}\n", argv[0], args))
+	via = f.connectHTTP(t, upstream)
+
+	c := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.CommandTransport{Command: exec.Command(argv[0], argv[1:]...), TerminateDuration: 200 * time.Millisecond},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return via, cs
+}
+
+func TestEverythingResultsArriveIntact(t *testing.T) {
+	via, direct := everything(t, nil)
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"get-tiny-image", map[string]any{}},
+		{"get-structured-content", map[string]any{"location": "New York"}},
+		{"get-resource-links", map[string]any{"count": 3}},
+		{"get-resource-reference", map[string]any{"resourceType": "Text", "resourceId": 2}},
+		{"get-annotated-message", map[string]any{"messageType": "error", "includeImage": true}},
+		{"get-sum", map[string]any{"a": 2, "b": 3}},
+		{"echo", map[string]any{"message": "hello"}},
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			want, err := direct.CallTool(t.Context(), &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := call(t, via, "mcp__everything__"+strings.ReplaceAll(tc.tool, "-", "_"), tc.args)
+			if diff := cmp.Diff(wire(t, want), wire(t, got)); diff != "" {
+				t.Errorf("result differs (-direct +gateway):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestEverythingProgressArrivesWithTheCallersToken(t *testing.T) {
+	progress := make(chan *mcp.ProgressNotificationParams, 16)
+	via, _ := everything(t, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		progress <- r.Params
+	}})
+	params := &mcp.CallToolParams{Name: "mcp__everything__trigger_long_running_operation", Arguments: map[string]any{"duration": 0.3, "steps": 3}}
+	params.SetProgressToken(42)
+	res, err := via.CallTool(t.Context(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text(res), "Long running operation completed") {
+		t.Fatalf("result: %s", text(res))
+	}
+	for i := 1; i <= 3; i++ {
+		select {
+		case n := <-progress:
+			// JSON numbers decode as float64.
+			if n.ProgressToken != float64(42) || n.Progress != float64(i) || n.Total != 3 {
+				t.Errorf("notification %d = %+v", i, n)
+			}
+		case <-t.Context().Done():
+			t.Fatalf("got %d of 3 progress notifications", i-1)
+		}
+	}
+}
+
+func TestEverythingDynamicToolsAppearUpstream(t *testing.T) {
+	changed := make(chan struct{}, 8)
+	via, _ := everything(t, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		changed <- struct{}{}
+	}})
+	// server-everything adds these once it has seen toolgate's
+	// elicitation capability, and announces them with list_changed.
+	want := []string{"mcp__everything__trigger_elicitation_request", "mcp__everything__trigger_url_elicitation"}
+	deadline := time.After(30 * time.Second)
+	for {
+		got := names(t, via)
+		if !slices.ContainsFunc(want, func(n string) bool { return !slices.Contains(got, n) }) {
+			break
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("dynamic tools %v never listed upstream: %v", want, got)
+		}
+	}
+}
+
+func TestEverythingLogMessagesAreForwarded(t *testing.T) {
+	logs := make(chan *mcp.LoggingMessageParams, 16)
+	via, _ := everything(t, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+		logs <- r.Params
+	}})
+	if err := via.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	call(t, via, "mcp__everything__toggle_simulated_logging", nil)
+	select {
+	case p := <-logs:
+		if !strings.HasPrefix(p.Logger, "everything") || !strings.Contains(fmt.Sprint(p.Data), "message") {
+			t.Errorf("log message = %+v", p)
+		}
+	case <-t.Context().Done():
+		t.Fatal("no log message was forwarded")
+	}
+}

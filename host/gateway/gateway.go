@@ -1,0 +1,391 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/host"
+	"github.com/toolgate/toolgate/host/events"
+	"github.com/toolgate/toolgate/host/exposure"
+	"github.com/toolgate/toolgate/host/internal/slogbridge"
+	"github.com/toolgate/toolgate/host/mcpclient"
+)
+
+// DefaultInputTimeout is how long a call waits for a 2026-07-28 client
+// to come back with input it was asked for (see Options.InputTimeout).
+const DefaultInputTimeout = 10 * time.Minute
+
+// Options configures a Gateway. Every field is optional.
+type Options struct {
+	// Logger receives the gateway's logs; nil discards them.
+	Logger hclog.Logger
+	// Implementation identifies the gateway to upstream clients; nil
+	// means toolgate at mcpclient.Version.
+	Implementation *mcp.Implementation
+	// InputTimeout bounds how long a call of a 2026-07-28 client waits,
+	// between two rounds, for the client to retry with the input it was
+	// asked for (an approval, a server's elicitation). The call is then
+	// cancelled. 0 means DefaultInputTimeout. Older clients are asked
+	// within the request and need no such bound.
+	InputTimeout time.Duration
+}
+
+// ErrNotAttached is returned by the Serve methods before Attach succeeded:
+// a wiring bug in the caller.
+var ErrNotAttached = errors.New("gateway: serve called before Attach")
+
+// ErrClosed is returned by the Serve methods after Close.
+var ErrClosed = errors.New("gateway: closed")
+
+// Gateway serves the host's governed tools to upstream MCP clients. Build
+// it with New, pass it to the host as its approval.Asker, then Attach the
+// host and serve.
+type Gateway struct {
+	opts Options
+	log  hclog.Logger
+	impl *mcp.Implementation
+	// ctx ends when Close is called; it bounds the catalog watcher and
+	// every session.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // every goroutine the gateway starts
+	// changed is poked (never blocking) when a server's state or tools
+	// change; capacity 1 coalesces bursts.
+	changed chan struct{}
+	// seq numbers calls, so that a legacy server's elicitation goes to
+	// the oldest call running on it.
+	seq atomic.Uint64
+	// ph is the server for requests that address no live session.
+	phOnce sync.Once
+	ph     *mcp.Server
+
+	mu       sync.Mutex
+	host     *host.Host
+	sessions map[string]*session
+	plan     *catalogPlan // the last plan built; reused while its key holds
+	closed   bool
+}
+
+// New returns a gateway that serves nothing until Attach.
+func New(opts Options) *Gateway {
+	log := opts.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	if opts.InputTimeout <= 0 {
+		opts.InputTimeout = DefaultInputTimeout
+	}
+	impl := opts.Implementation
+	if impl == nil {
+		impl = &mcp.Implementation{Name: "toolgate", Title: "toolgate (governed MCP gateway)", Version: mcpclient.Version}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Gateway{
+		opts:     opts,
+		log:      log.Named("gateway"),
+		impl:     impl,
+		ctx:      ctx,
+		cancel:   cancel,
+		changed:  make(chan struct{}, 1),
+		sessions: map[string]*session{},
+	}
+}
+
+// Attach binds the gateway to a started host: it names every tool of the
+// current catalog for upstream and starts following catalog changes.
+//
+// A *NameError (errors.Is ErrToolName) means the configuration gives two
+// tools the same upstream name, or a name MCP does not allow: nothing is
+// attached, and the caller should report it as a configuration error.
+func (g *Gateway) Attach(h *host.Host) error {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return ErrClosed
+	}
+	g.host = h
+	g.mu.Unlock()
+
+	p := g.planFor(h.NewStep(""))
+	if p.err != nil {
+		g.mu.Lock()
+		g.host = nil
+		g.mu.Unlock()
+		return p.err
+	}
+	h.Bus.AddSink(events.SinkFunc(func(e events.Event) {
+		switch e.(type) {
+		case events.ServerState, events.ServerStartup, events.StartupComplete:
+			select {
+			case g.changed <- struct{}{}:
+			default:
+			}
+		}
+	}))
+	g.wg.Add(1)
+	go g.followCatalog()
+	return nil
+}
+
+// Tools returns the names served to a new session, sorted. It is for
+// status output; it is empty before Attach.
+func (g *Gateway) Tools() []string {
+	g.mu.Lock()
+	h := g.host
+	g.mu.Unlock()
+	if h == nil {
+		return nil
+	}
+	p := g.planFor(h.NewStep(""))
+	var out []string
+	for name, t := range p.tools {
+		if !t.deferred {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// followCatalog refreshes every session when the catalog changed, which
+// makes go-sdk send notifications/tools/list_changed to the sessions
+// whose list differs.
+func (g *Gateway) followCatalog() {
+	defer g.wg.Done()
+	for {
+		select {
+		case <-g.ctx.Done():
+			return
+		case <-g.changed:
+		}
+		for _, s := range g.snapshot() {
+			s.refresh()
+		}
+	}
+}
+
+// snapshot returns the live sessions.
+func (g *Gateway) snapshot() []*session {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]*session, 0, len(g.sessions))
+	for _, s := range g.sessions {
+		out = append(out, s)
+	}
+	return out
+}
+
+// Close ends every upstream session and cancels their calls, then waits
+// for every goroutine of the gateway. It does not close the host.
+// Idempotent.
+func (g *Gateway) Close() error {
+	g.mu.Lock()
+	g.closed = true
+	sessions := make([]*session, 0, len(g.sessions))
+	for _, s := range g.sessions {
+		sessions = append(sessions, s)
+	}
+	g.mu.Unlock()
+	g.cancel()
+	for _, s := range sessions {
+		s.end()
+	}
+	g.wg.Wait()
+	return nil
+}
+
+// ServeStdio serves one upstream session over t (usually
+// &mcp.StdioTransport{}) until the client disconnects or ctx ends.
+func (g *Gateway) ServeStdio(ctx context.Context, t mcp.Transport) error {
+	s, err := g.newSession()
+	if err != nil {
+		return err
+	}
+	ss, err := s.server.Connect(ctx, t, nil)
+	if err != nil {
+		s.end()
+		return fmt.Errorf("serve MCP over stdio: %w", err)
+	}
+	s.bind(ss)
+	select {
+	case <-s.ended:
+	case <-ctx.Done():
+		s.end()
+	case <-g.ctx.Done():
+		s.end()
+	}
+	<-s.ended
+	return nil
+}
+
+// newSession builds an upstream session with its own MCP server, approval
+// session and tool list. It is not registered until bind.
+func (g *Gateway) newSession() (*session, error) {
+	g.mu.Lock()
+	h, closed := g.host, g.closed
+	g.mu.Unlock()
+	switch {
+	case closed:
+		return nil, ErrClosed
+	case h == nil:
+		return nil, ErrNotAttached
+	}
+	s := newSession(g, h)
+	s.refresh()
+	return s, nil
+}
+
+// register makes s reachable for catalog changes, logs and elicitations.
+// It returns false when the gateway is closing.
+func (g *Gateway) register(s *session) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.sessions[s.id] = s
+	return true
+}
+
+func (g *Gateway) unregister(s *session) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.sessions[s.id] == s {
+		delete(g.sessions, s.id)
+	}
+}
+
+func (g *Gateway) session(id string) *session {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.sessions[id]
+}
+
+// catalogPlan is the upstream form of one step's catalog, shared by every
+// session that captured the same catalog and exposure.
+type catalogPlan struct {
+	key uint64
+	// tools are every tool a session may serve, by upstream name: the
+	// model-visible ones, tool_search, and deferred tools (served only
+	// once tool_search found them in that session).
+	tools map[string]*servedTool
+	// byModel maps model names to upstream names.
+	byModel map[string]string
+	// err is a *NameError when some tools were left out for their names.
+	err error
+}
+
+// servedTool is one tool as an upstream client sees it.
+type servedTool struct {
+	name      string // upstream name
+	modelName string // what exposure.Step.Call takes
+	server    string // owning server; "" for tool_search
+	deferred  bool
+	spec      *mcp.Tool
+}
+
+// planFor returns the plan of step's tools, building it only when the
+// catalog or the exposure of its tools changed since the last one.
+func (g *Gateway) planFor(step *exposure.Step) *catalogPlan {
+	visible, deferred := step.Tools(), step.Deferred()
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d\x00", step.Revision())
+	for _, t := range visible {
+		h.Write([]byte(t.ModelName + "\x00"))
+	}
+	h.Write([]byte("\x01"))
+	for _, t := range deferred {
+		h.Write([]byte(t.ModelName + "\x00"))
+	}
+	key := h.Sum64()
+
+	g.mu.Lock()
+	if p := g.plan; p != nil && p.key == key {
+		g.mu.Unlock()
+		return p
+	}
+	g.mu.Unlock()
+
+	p := g.buildPlan(key, append(append([]*exposure.Tool(nil), visible...), deferred...))
+	g.mu.Lock()
+	g.plan = p
+	g.mu.Unlock()
+	return p
+}
+
+func (g *Gateway) buildPlan(key uint64, tools []*exposure.Tool) *catalogPlan {
+	named, err := nameTools(tools)
+	if err != nil {
+		g.log.Error("some tools are not served upstream", "error", err)
+	}
+	p := &catalogPlan{key: key, tools: make(map[string]*servedTool, len(named)), byModel: make(map[string]string, len(named)), err: err}
+	for name, t := range named {
+		spec := *t.Tool
+		spec.Name = name
+		if err := checkTool(&spec); err != nil {
+			g.log.Warn("not serving a tool whose schema go-sdk would refuse", "server", t.Server, "tool", t.RawName(), "reason", err)
+			continue
+		}
+		p.tools[name] = &servedTool{
+			name: name, modelName: t.ModelName, server: t.Server,
+			deferred: t.Exposure == exposure.Deferred, spec: &spec,
+		}
+		p.byModel[t.ModelName] = name
+	}
+	return p
+}
+
+// sameSpec reports whether two served tools look the same upstream, so a
+// refresh leaves the tool alone and no list_changed is sent for it.
+func sameSpec(a, b *servedTool) bool {
+	return a.spec == b.spec || reflect.DeepEqual(a.spec, b.spec)
+}
+
+// instructions are what the gateway tells upstream clients about itself
+// and the servers behind it.
+func instructions(step *exposure.Step) string {
+	var b strings.Builder
+	b.WriteString("toolgate serves the tools of the MCP servers configured for it. ")
+	b.WriteString("Every call goes through toolgate's approval chain; a denied call returns an error result saying why.")
+	seen := map[string]bool{}
+	var lines []string
+	for _, t := range append(step.Tools(), step.Deferred()...) {
+		if t.Server == "" || seen[t.Server] {
+			continue
+		}
+		seen[t.Server] = true
+		line := "- " + t.Server
+		if in := strings.TrimSpace(t.ServerInfo.Instructions); in != "" {
+			line += ": " + strings.ReplaceAll(in, "\n", " ")
+		}
+		lines = append(lines, line)
+	}
+	sort.Strings(lines)
+	if len(lines) > 0 {
+		b.WriteString("\n\nServers:\n" + strings.Join(lines, "\n"))
+	}
+	return b.String()
+}
+
+func (g *Gateway) newServer(id string, step *exposure.Step) *mcp.Server {
+	return mcp.NewServer(g.impl, &mcp.ServerOptions{
+		Instructions: instructions(step),
+		Logger:       slogbridge.New(g.log.Named("sdk")),
+		Capabilities: &mcp.ServerCapabilities{
+			Logging: &mcp.LoggingCapabilities{},
+			Tools:   &mcp.ToolCapabilities{ListChanged: true},
+		},
+		GetSessionID: func() string { return id },
+	})
+}

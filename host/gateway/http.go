@@ -1,0 +1,262 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/host/internal/slogbridge"
+)
+
+// Path is where the Streamable HTTP endpoint is served.
+const Path = "/mcp"
+
+// ErrUnsafeListen is matched (errors.Is) by NewEndpoint's refusals: a
+// listen address reachable from other machines without a bearer token,
+// or a token variable that is not set. It is a configuration error; the
+// text says what to change.
+var ErrUnsafeListen = errors.New("unsafe gateway listener")
+
+// Endpoint is a checked HTTP listen address with its access rules.
+type Endpoint struct {
+	// Addr is the host:port to bind.
+	Addr string
+	// Loopback is true when Addr is reachable from this machine only.
+	// Then requests must name a local Host (and Origin, if any): that is
+	// what defeats DNS rebinding from a browser page.
+	Loopback bool
+	// TokenEnvVar names the variable the bearer token came from; "" when
+	// no token is required.
+	TokenEnvVar string
+	// tokenSum is the SHA-256 of the token; nil when none. Only the sum
+	// is kept, so the token cannot reach a log through this value.
+	tokenSum []byte
+}
+
+// NewEndpoint checks where the gateway may listen. addr overrides
+// serve.listen when not empty. A token is read from the variable
+// serve.token_env_var names; when one is configured, every request must
+// carry it (Authorization: Bearer). A non-loopback address without a
+// token is refused.
+func NewEndpoint(serve config.Serve, addr string, lookupEnv func(string) (string, bool)) (*Endpoint, error) {
+	if addr == "" {
+		addr = serve.Listen
+	}
+	if addr == "" {
+		addr = config.DefaultListen
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: listen address %q must be host:port, such as %q", ErrUnsafeListen, addr, config.DefaultListen)
+	}
+	e := &Endpoint{Addr: addr, Loopback: isLoopbackHost(host), TokenEnvVar: serve.TokenEnvVar}
+	if serve.TokenEnvVar != "" {
+		token, _ := lookupEnv(serve.TokenEnvVar)
+		if strings.TrimSpace(token) == "" {
+			return nil, fmt.Errorf("%w: the serve block sets token_env_var = %q, but $%s is empty or unset. "+
+				"Export a long random token in it (for example: export %s=$(openssl rand -hex 32)), "+
+				"or remove token_env_var to serve on 127.0.0.1 without a token",
+				ErrUnsafeListen, serve.TokenEnvVar, serve.TokenEnvVar, serve.TokenEnvVar)
+		}
+		sum := sha256.Sum256([]byte(token))
+		e.tokenSum = sum[:]
+	}
+	if !e.Loopback && e.tokenSum == nil {
+		return nil, fmt.Errorf("%w: refusing to serve on %s without a bearer token: anyone who can reach that address could run your tools. "+
+			"Listen on 127.0.0.1 (the default), or add token_env_var = \"TOOLGATE_TOKEN\" to the serve block and export TOOLGATE_TOKEN",
+			ErrUnsafeListen, addr)
+	}
+	return e, nil
+}
+
+// URL is where clients reach the endpoint once bound to addr (which
+// carries the real port when the configured one was 0).
+func URL(e *Endpoint, addr net.Addr) string {
+	host, _, _ := net.SplitHostPort(e.Addr)
+	_, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String() + Path
+	}
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	return "http://" + net.JoinHostPort(host, port) + Path
+}
+
+// RequiresToken reports whether requests must carry the bearer token.
+func (e *Endpoint) RequiresToken() bool { return e.tokenSum != nil }
+
+// isLoopbackHost reports whether a host (name or IP, no port) is this
+// machine only.
+func isLoopbackHost(host string) bool {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// guard enforces the endpoint's access rules before go-sdk sees a
+// request.
+type guard struct {
+	e    *Endpoint
+	next http.Handler
+}
+
+func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if g.e.Loopback && !isLoopbackHost(hostOnly(r.Host)) {
+		http.Error(w, fmt.Sprintf("Forbidden: Host %q is not this machine; toolgate serve only answers requests addressed to localhost", r.Host), http.StatusForbidden)
+		return
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(origin, r.Host) {
+		http.Error(w, fmt.Sprintf("Forbidden: Origin %q may not call this toolgate gateway", origin), http.StatusForbidden)
+		return
+	}
+	if g.e.tokenSum != nil && !g.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate"`)
+		http.Error(w, fmt.Sprintf("Unauthorized: send the token from $%s as Authorization: Bearer <token>", g.e.TokenEnvVar), http.StatusUnauthorized)
+		return
+	}
+	g.next.ServeHTTP(w, r)
+}
+
+// originAllowed lets browsers call only from a local page or from the
+// gateway's own origin.
+func (g *guard) originAllowed(origin, host string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return isLoopbackHost(u.Hostname()) || (!g.e.Loopback && strings.EqualFold(u.Host, host))
+}
+
+// authorized compares digests in constant time, so neither the token nor
+// its length leaks through timing.
+func (g *guard) authorized(r *http.Request) bool {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
+	return subtle.ConstantTimeCompare(sum[:], g.e.tokenSum) == 1
+}
+
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
+}
+
+// newSessionKey carries a session built for a request that opens one, so
+// that go-sdk's getServer returns its server (go-sdk asks more than once
+// per request).
+type newSessionKey struct{}
+
+// Handler returns the gateway's HTTP handler for e: the access guard in
+// front of go-sdk's stateful Streamable HTTP handler at Path. Stateful
+// sessions are what let the gateway send requests to the client
+// (approval forms, forwarded elicitations) during a call.
+func (g *Gateway) Handler(e *Endpoint) http.Handler {
+	sdk := mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
+		Logger: slogbridge.New(g.log.Named("http")),
+		// The guard checks Host for loopback binds; beyond loopback the
+		// token is the protection and clients use real host names.
+		DisableLocalhostProtection: !e.Loopback,
+	})
+	mux := http.NewServeMux()
+	mux.Handle(Path, g.opening(sdk))
+	return &guard{e: e, next: mux}
+}
+
+// opening builds a session for each request that opens one (a POST
+// without Mcp-Session-Id), and afterwards adopts the go-sdk session it
+// produced, or drops it when the handshake failed.
+func (g *Gateway) opening(sdk http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+			sdk.ServeHTTP(w, r)
+			return
+		}
+		s, err := g.newSession()
+		if err != nil {
+			http.Error(w, "toolgate is shutting down", http.StatusServiceUnavailable)
+			return
+		}
+		sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), newSessionKey{}, s)))
+		for ss := range s.server.Sessions() {
+			s.bind(ss)
+			return
+		}
+		s.end()
+	})
+}
+
+// serverFor is go-sdk's getServer: the server of the session a request
+// opens or addresses. An unknown session gets a server with no tools;
+// go-sdk then answers 404 for it.
+func (g *Gateway) serverFor(r *http.Request) *mcp.Server {
+	if s, ok := r.Context().Value(newSessionKey{}).(*session); ok {
+		return s.server
+	}
+	if s := g.session(r.Header.Get("Mcp-Session-Id")); s != nil {
+		return s.server
+	}
+	return g.placeholder()
+}
+
+// placeholder is a server without tools for requests that address no
+// live session.
+func (g *Gateway) placeholder() *mcp.Server {
+	g.phOnce.Do(func() {
+		g.ph = mcp.NewServer(g.impl, &mcp.ServerOptions{Logger: slogbridge.New(g.log.Named("sdk"))})
+	})
+	return g.ph
+}
+
+// ServeHTTP serves e's handler on ln until ctx ends, then ends every
+// session and shuts the listener down. It returns nil after a shutdown
+// that ctx asked for.
+func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener, e *Endpoint) error {
+	g.mu.Lock()
+	attached := g.host != nil
+	g.mu.Unlock()
+	if !attached {
+		return ErrNotAttached
+	}
+	srv := &http.Server{
+		Handler:           g.Handler(e),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          nil,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve MCP over HTTP: %w", err)
+	case <-ctx.Done():
+	case <-g.ctx.Done():
+	}
+	// End sessions first: their open event streams would hold Shutdown.
+	for _, s := range g.snapshot() {
+		s.end()
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+	}
+	<-errc
+	return nil
+}

@@ -1,0 +1,233 @@
+package gateway_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+
+	"github.com/toolgate/toolgate/host"
+	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/host/gateway"
+	"github.com/toolgate/toolgate/host/manager"
+	"github.com/toolgate/toolgate/internal/testbin"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbin.Cleanup()
+	if code == 0 {
+		if err := goleak.Find(goleak.IgnoreCurrent()); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// fixture is a started host with one or more servers and a gateway in
+// front of it.
+type fixture struct {
+	dir     string
+	cfgPath string
+	calls   string // mcp-demo's call log
+	h       *host.Host
+	gw      *gateway.Gateway
+}
+
+// demoServer is a server block running mcp-demo with a call log; body is
+// extra HCL for the block.
+func demoServer(t *testing.T, name, calls, body string, args ...string) string {
+	t.Helper()
+	a, _ := json.Marshal(append([]string{"--name", name, "--call-log", calls}, args...))
+	return fmt.Sprintf("server %q {\n  command = %q\n  args = %s\n  %s\n}\n", name, testbin.Path(t, "mcp-demo"), a, body)
+}
+
+// newFixture writes a config (top is HCL before the server blocks) and
+// attaches a gateway to a started host for it. With servers empty, one
+// mcp-demo server "demo" is configured.
+func newFixture(t *testing.T, top string, servers ...string) *fixture {
+	t.Helper()
+	f, err := startFixture(t, top, servers...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// startFixture is newFixture that returns Attach's error.
+func startFixture(t *testing.T, top string, servers ...string) (*fixture, error) {
+	t.Helper()
+	dir := t.TempDir()
+	f := &fixture{dir: dir, calls: filepath.Join(dir, "calls.jsonl"), cfgPath: filepath.Join(dir, "toolgate.hcl")}
+	if len(servers) == 0 {
+		servers = []string{demoServer(t, "demo", f.calls, "")}
+	}
+	src := "audit_log = \"audit.jsonl\"\n" + top + "\n" + strings.Join(servers, "\n")
+	if err := os.WriteFile(f.cfgPath, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := config.Load(f.cfgPath, config.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}})
+	f.gw = gateway.New(gateway.Options{Logger: log})
+	h, err := host.New(cfg, host.Options{
+		Logger:  log,
+		Asker:   f.gw,
+		Manager: manager.Options{ServerLog: f.gw.ForwardLog, RelistDelay: 10 * time.Millisecond},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.h = h
+	t.Cleanup(func() {
+		if err := f.gw.Close(); err != nil {
+			t.Errorf("closing gateway: %v", err)
+		}
+		if err := h.Close(); err != nil {
+			t.Errorf("closing host: %v", err)
+		}
+	})
+	h.Start(t.Context())
+	if _, err := h.Manager.WaitStartup(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return f, f.gw.Attach(h)
+}
+
+// testWriter sends logs to the test log, so failures show them.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// httpServer serves the gateway on a loopback test listener.
+func (f *fixture) httpServer(t *testing.T, serve config.Serve, lookup func(string) (string, bool)) *httptest.Server {
+	t.Helper()
+	e, err := gateway.NewEndpoint(serve, "127.0.0.1:0", lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(f.gw.Handler(e))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// connectHTTP connects a go-sdk client over Streamable HTTP. Stateful
+// HTTP negotiates 2025-11-25: the client is asked for input with
+// elicitation/create inside the call.
+func (f *fixture) connectHTTP(t *testing.T, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	srv := f.httpServer(t, config.Serve{}, nil)
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, opts)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL + gateway.Path, HTTPClient: &http.Client{Transport: tr}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// connectStdio connects a go-sdk client to a session served as over
+// stdio. In-memory transports negotiate 2026-07-28: the client is asked
+// for input with input-required results and retries.
+func (f *fixture) connectStdio(t *testing.T, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	served := make(chan error, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { served <- f.gw.ServeStdio(ctx, st) }()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, opts)
+	cs, err := c.Connect(t.Context(), ct, nil)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cs.Close()
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("ServeStdio: %v", err)
+		}
+	})
+	return cs
+}
+
+// protocols are the two ways an upstream client is asked for input: the
+// name is the transport and the protocol version it negotiates.
+var protocols = []struct {
+	name    string
+	version string
+	connect func(*fixture, *testing.T, *mcp.ClientOptions) *mcp.ClientSession
+}{
+	{"http", "2025-11-25", (*fixture).connectHTTP},
+	{"stdio", "2026-07-28", (*fixture).connectStdio},
+}
+
+// serverCalls returns the tools mcp-demo received, in order.
+func serverCalls(t *testing.T, path string) []string {
+	t.Helper()
+	return callLog(t, path, "call")
+}
+
+func callLog(t *testing.T, path, event string) []string {
+	t.Helper()
+	fh, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	var out []string
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		var rec struct{ Event, Tool string }
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatalf("call log line %q: %v", sc.Text(), err)
+		}
+		if rec.Event == event {
+			out = append(out, rec.Tool)
+		}
+	}
+	return out
+}
+
+// text returns the text of a result's first content block.
+func text(res *mcp.CallToolResult) string {
+	if res == nil || len(res.Content) == 0 {
+		return ""
+	}
+	if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+		return tc.Text
+	}
+	return fmt.Sprintf("%T", res.Content[0])
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("calling %s: %v", name, err)
+	}
+	return res
+}

@@ -1,0 +1,151 @@
+package gateway
+
+import (
+	"errors"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/host/catalog"
+	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/host/exposure"
+	"github.com/toolgate/toolgate/host/manager"
+)
+
+func tool(server, raw, model string, prefix bool) *exposure.Tool {
+	return &exposure.Tool{
+		ToolInfo: catalog.ToolInfo{Server: server, Tool: &mcp.Tool{Name: raw, InputSchema: map[string]any{"type": "object"}}, ModelName: model},
+		Exposure: exposure.Direct,
+		ServerInfo: manager.ServerInfo{Config: config.Server{Name: server, Prefix: prefix,
+			DeclRange: hcl.Range{Filename: "toolgate.hcl", Start: hcl.Pos{Line: len(server)}}}},
+	}
+}
+
+func TestUpstreamNames(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		tools     []*exposure.Tool
+		served    []string
+		conflicts []string // texts that must appear in the error
+	}{
+		{
+			name:   "prefixed servers serve model names",
+			tools:  []*exposure.Tool{tool("files", "read-file", "mcp__files__read_file", true), tool("demo", "echo", "mcp__demo__echo", true)},
+			served: []string{"mcp__demo__echo", "mcp__files__read_file"},
+		},
+		{
+			name:   "prefix = false keeps raw names, dots and dashes included",
+			tools:  []*exposure.Tool{tool("solo", "get-sum.v2", "get_sum_v2", false), tool("demo", "echo", "mcp__demo__echo", true)},
+			served: []string{"get-sum.v2", "mcp__demo__echo"},
+		},
+		{
+			name: "two unprefixed servers with one tool name",
+			tools: []*exposure.Tool{
+				tool("alpha", "search", "search_1", false), tool("beta", "search", "search_2", false),
+				tool("demo", "echo", "mcp__demo__echo", true),
+			},
+			served: []string{"mcp__demo__echo"},
+			conflicts: []string{
+				`upstream tool name "search" is claimed by tool "search" of server "alpha" (toolgate.hcl:5) and by tool "search" of server "beta" (toolgate.hcl:4)`,
+				`set prefix = true in the server block(s) "alpha", "beta"`,
+			},
+		},
+		{
+			name:      "an unprefixed raw name that looks like a prefixed one",
+			tools:     []*exposure.Tool{tool("x", "mcp__demo__echo", "mcp__demo__echo_1", false), tool("demo", "echo", "mcp__demo__echo", true)},
+			conflicts: []string{`tool "mcp__demo__echo" of server "x"`, `tool "echo" of server "demo"`, `server block(s) "x"`},
+		},
+		{
+			name:      "a raw name MCP does not allow",
+			tools:     []*exposure.Tool{tool("solo", "read/file", "read_file", false)},
+			conflicts: []string{`would be served as "read/file", which MCP does not allow`, `set prefix = true in the server "solo" block, or add "read/file" to its disabled_tools`},
+		},
+		{
+			name:      "a raw name too long for MCP",
+			tools:     []*exposure.Tool{tool("solo", strings.Repeat("x", 129), "x", false)},
+			conflicts: []string{"at most 128 characters"},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			named, err := nameTools(tt.tools)
+			var got []string
+			for n := range named {
+				got = append(got, n)
+			}
+			sort.Strings(got)
+			if diff := cmp.Diff(tt.served, got); diff != "" {
+				t.Errorf("served names (-want +got):\n%s", diff)
+			}
+			if len(tt.conflicts) == 0 {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			var ne *NameError
+			if !errors.As(err, &ne) || !errors.Is(err, ErrToolName) {
+				t.Fatalf("err = %v, want a *NameError matching ErrToolName", err)
+			}
+			for _, want := range tt.conflicts {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error lacks %q:\n%s", want, err)
+				}
+			}
+		})
+	}
+}
+
+func TestToolsWithSchemasGoSDKRefusesAreLeftOut(t *testing.T) {
+	bad := map[string]any{
+		"no input schema":       nil,
+		"input type not object": map[string]any{"type": "string"},
+		"input type missing":    map[string]any{"properties": map[string]any{}},
+		"header on an object": map[string]any{"type": "object", "properties": map[string]any{
+			"a": map[string]any{"type": "object", "x-mcp-header": "X-A"}}},
+		"header name not a token": map[string]any{"type": "object", "properties": map[string]any{
+			"a": map[string]any{"type": "string", "x-mcp-header": "X A"}}},
+		"header used twice": map[string]any{"type": "object", "properties": map[string]any{
+			"a": map[string]any{"type": "string", "x-mcp-header": "X-A"},
+			"b": map[string]any{"type": "string", "x-mcp-header": "x-a"}}},
+	}
+	var tools []*exposure.Tool
+	for name, schema := range bad {
+		tl := tool("demo", strings.ReplaceAll(name, " ", "_"), "mcp__demo__"+strings.ReplaceAll(name, " ", "_"), true)
+		tl.Tool.InputSchema = schema
+		tools = append(tools, tl)
+	}
+	good := tool("demo", "echo", "mcp__demo__echo", true)
+	good.Tool.OutputSchema = map[string]any{"type": "object"}
+	tools = append(tools, good)
+
+	// Every refused schema would make go-sdk panic.
+	for _, tl := range tools[:len(tools)-1] {
+		server := mcp.NewServer(&mcp.Implementation{Name: "t"}, nil)
+		if err := addTool(server, tl.Tool, nil); err == nil {
+			t.Errorf("%s: go-sdk accepted a schema checkTool refuses", tl.Tool.Name)
+		}
+		if err := checkTool(tl.Tool); err == nil {
+			t.Errorf("%s: checkTool accepted it", tl.Tool.Name)
+		}
+	}
+
+	g := New(Options{Logger: hclog.NewNullLogger()})
+	defer g.Close()
+	p := g.buildPlan(1, tools)
+	var served []string
+	for n := range p.tools {
+		served = append(served, n)
+	}
+	if diff := cmp.Diff([]string{"mcp__demo__echo"}, served); diff != "" {
+		t.Errorf("served (-want +got):\n%s", diff)
+	}
+	server := mcp.NewServer(&mcp.Implementation{Name: "t"}, nil)
+	if err := addTool(server, p.tools["mcp__demo__echo"].spec, nil); err != nil {
+		t.Errorf("the good tool: %v", err)
+	}
+}

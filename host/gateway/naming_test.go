@@ -1,0 +1,108 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/host/gateway"
+)
+
+func TestPrefixFalseServesRawNames(t *testing.T) {
+	dir := t.TempDir()
+	f := newFixture(t, "",
+		demoServer(t, "solo", filepath.Join(dir, "solo"), "prefix = false\n  default_tools_approval_mode = \"approve\"", "--colliding-names", "--no-default-tools"),
+		demoServer(t, "demo", filepath.Join(dir, "demo"), ""))
+	cs := f.connectHTTP(t, nil)
+	got := names(t, cs)
+	for _, want := range []string{"tool-name", "tool_name", "tool.name", "mcp__demo__echo"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("%s is not served; got %v", want, got)
+		}
+	}
+	if res := call(t, cs, "tool.name", nil); res.IsError {
+		t.Errorf("calling tool.name: %s", text(res))
+	}
+	if calls := serverCalls(t, filepath.Join(dir, "solo")); !slices.Equal(calls, []string{"tool.name"}) {
+		t.Errorf("solo received %v", calls)
+	}
+}
+
+func TestUpstreamNameConflictsAreConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name    string
+		servers []string
+		want    []string
+	}{
+		{
+			name: "two servers without prefix",
+			servers: []string{
+				demoServer(t, "alpha", filepath.Join(dir, "a"), "prefix = false"),
+				demoServer(t, "beta", filepath.Join(dir, "b"), "prefix = false"),
+			},
+			want: []string{`upstream tool name "echo" is claimed by tool "echo" of server "alpha"`, `and by tool "echo" of server "beta"`, `set prefix = true`},
+		},
+		{
+			name:    "a name MCP does not allow",
+			servers: []string{demoServer(t, "long", filepath.Join(dir, "l"), "prefix = false", "--long-names", "--no-default-tools")},
+			want:    []string{"MCP does not allow", "at most 128 characters", `set prefix = true in the server "long" block`},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := startFixture(t, "", tt.servers...)
+			if !errors.Is(err, gateway.ErrToolName) {
+				t.Fatalf("Attach = %v, want ErrToolName", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+func TestToolSearchRevealsToolsToItsSessionOnly(t *testing.T) {
+	f := newFixture(t, "exposure {\n  mode = \"deferred\"\n}\n")
+	changed := make(chan struct{}, 8)
+	cs := f.connectHTTP(t, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		changed <- struct{}{}
+	}})
+	other := f.connectHTTP(t, nil)
+	if got := names(t, cs); !slices.Equal(got, []string{"tool_search"}) {
+		t.Fatalf("initial list = %v, want only tool_search", got)
+	}
+	res := call(t, cs, "tool_search", map[string]any{"query": "echo the same text"})
+	var found struct {
+		Tools []struct {
+			Tools []struct{ Name string }
+		}
+	}
+	if err := json.Unmarshal([]byte(text(res)), &found); err != nil || len(found.Tools) == 0 {
+		t.Fatalf("tool_search result %q: %v", text(res), err)
+	}
+	// Found tools can be called at once, before any re-listing: clients
+	// that ignore list_changed still reach them.
+	if got := text(call(t, cs, "mcp__demo__echo", map[string]any{"text": "hi"})); got != "hi" {
+		t.Errorf("echo = %q", got)
+	}
+	deadline := time.After(30 * time.Second)
+	for !slices.Contains(names(t, cs), "mcp__demo__echo") {
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("echo never listed after tool_search: %v", names(t, cs))
+		}
+	}
+	if got := names(t, other); !slices.Equal(got, []string{"tool_search"}) {
+		t.Errorf("another session lists %v; found tools belong to the session that searched", got)
+	}
+}

@@ -1,0 +1,353 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/host"
+	"github.com/toolgate/toolgate/host/exposure"
+)
+
+// noticeBuffer is how many log messages not tied to a call may wait for
+// an upstream session; beyond it they are dropped (and counted in the
+// log), so a chatty server cannot grow memory without bound.
+const noticeBuffer = 64
+
+// session is one upstream MCP session: its own go-sdk server (so its tool
+// list can differ from other sessions' once tool_search found tools), its
+// own approval session (session memory, audit session id = id) and the
+// calls it has in flight.
+type session struct {
+	g      *Gateway
+	h      *host.Host
+	id     string
+	log    hclog.Logger
+	server *mcp.Server
+	// ctx ends with the session; it bounds the notice pump.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// notices are log messages for this session that belong to no call.
+	notices chan *mcp.LoggingMessageParams
+	ended   chan struct{} // closed by end, once
+
+	// refreshMu serializes changes of the tool list.
+	refreshMu sync.Mutex
+
+	mu       sync.Mutex
+	ss       *mcp.ServerSession // nil until bind
+	step     *exposure.Step
+	plan     *catalogPlan
+	served   map[string]*servedTool // what server holds, by upstream name
+	revealed map[string]bool        // model names tool_search found in this session
+	calls    map[*call]struct{}     // calls running their step
+	waiting  map[string]*call       // calls a 2026-07-28 client must resume, by requestState
+	done     bool
+}
+
+func newSession(g *Gateway, h *host.Host) *session {
+	id := exposure.NewID("session")
+	ctx, cancel := context.WithCancel(g.ctx)
+	s := &session{
+		g: g, h: h, id: id,
+		log:      g.log.With("session", id),
+		ctx:      ctx,
+		cancel:   cancel,
+		notices:  make(chan *mcp.LoggingMessageParams, noticeBuffer),
+		ended:    make(chan struct{}),
+		step:     h.NewStep(id),
+		revealed: map[string]bool{},
+		calls:    map[*call]struct{}{},
+		waiting:  map[string]*call{},
+	}
+	s.server = g.newServer(id, s.step)
+	return s
+}
+
+// bind attaches the connected go-sdk session and starts serving it until
+// it ends.
+func (s *session) bind(ss *mcp.ServerSession) {
+	s.mu.Lock()
+	s.ss = ss
+	s.mu.Unlock()
+	if !s.g.register(s) {
+		s.end()
+		return
+	}
+	// The catalog may have changed between newSession and now.
+	s.refresh()
+	client := ""
+	if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
+		client = p.ClientInfo.Name
+	}
+	s.log.Info("upstream session started", "client", client)
+	s.g.wg.Add(2)
+	go func() {
+		defer s.g.wg.Done()
+		_ = ss.Wait()
+		s.end()
+	}()
+	go s.pumpNotices(ss)
+}
+
+// end closes the session once: its go-sdk session, its calls, and what
+// the approval procedure remembered for it.
+func (s *session) end() {
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
+		return
+	}
+	s.done = true
+	ss := s.ss
+	calls := make([]*call, 0, len(s.calls)+len(s.waiting))
+	for c := range s.calls {
+		calls = append(calls, c)
+	}
+	for _, c := range s.waiting {
+		calls = append(calls, c)
+	}
+	s.waiting = map[string]*call{}
+	s.mu.Unlock()
+
+	s.cancel()
+	for _, c := range calls {
+		c.abort()
+	}
+	if ss != nil {
+		_ = ss.Close()
+	}
+	s.g.unregister(s)
+	s.h.Approval().ForgetSession(s.id)
+	s.log.Info("upstream session ended")
+	close(s.ended)
+}
+
+// refresh brings the session's tool list up to date with the catalog.
+// Changing the go-sdk server's tools makes it send
+// notifications/tools/list_changed to the client.
+func (s *session) refresh() {
+	s.refreshMu.Lock()
+	defer s.refreshMu.Unlock()
+	s.mu.Lock()
+	step, plan := s.step, s.plan
+	s.mu.Unlock()
+	if plan != nil {
+		if step.Revision() == s.h.Manager.Revision() {
+			return
+		}
+		step = s.h.NewStep(s.id)
+	}
+	s.apply(step, s.g.planFor(step))
+}
+
+// reveal makes tools found by tool_search callable in this session and
+// adds them to its list. Clients that ignore list_changed can call them
+// by name all the same: they are registered at once.
+func (s *session) reveal(found []*exposure.Tool) {
+	if len(found) == 0 {
+		return
+	}
+	s.refreshMu.Lock()
+	defer s.refreshMu.Unlock()
+	s.mu.Lock()
+	for _, t := range found {
+		s.revealed[t.ModelName] = true
+	}
+	step, plan := s.step, s.plan
+	s.mu.Unlock()
+	s.apply(step, plan)
+}
+
+// apply makes the go-sdk server hold plan's tools for this session.
+// Called with refreshMu held.
+func (s *session) apply(step *exposure.Step, plan *catalogPlan) {
+	s.mu.Lock()
+	old := s.served
+	revealed := maps.Clone(s.revealed)
+	s.mu.Unlock()
+
+	want := make(map[string]*servedTool, len(plan.tools))
+	for name, t := range plan.tools {
+		if !t.deferred || revealed[t.modelName] {
+			want[name] = t
+		}
+	}
+	var gone []string
+	for name := range old {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.server.RemoveTools(gone...)
+	}
+	for name, t := range want {
+		if o, ok := old[name]; ok && sameSpec(o, t) {
+			continue
+		}
+		if err := addTool(s.server, t.spec, s.handle); err != nil {
+			s.log.Warn("not serving a tool", "tool", name, "reason", err)
+			delete(want, name)
+		}
+	}
+	s.mu.Lock()
+	s.step, s.plan, s.served = step, plan, want
+	s.mu.Unlock()
+}
+
+// handle is the go-sdk tool handler of every tool of the session.
+func (s *session) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	p := req.Params
+	if p.RequestState != "" {
+		return s.resume(ctx, req)
+	}
+	s.mu.Lock()
+	t, ok := s.served[p.Name]
+	step := s.step
+	s.mu.Unlock()
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", p.Name)}
+	}
+	if err := checkArguments(p.Arguments); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	c := s.start(ctx, req, step, t)
+	if c == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the upstream session is closing"}
+	}
+	return c.round(ctx)
+}
+
+// resume continues a call of a 2026-07-28 client that came back with the
+// input it was asked for.
+func (s *session) resume(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	state := req.Params.RequestState
+	s.mu.Lock()
+	c := s.waiting[state]
+	if c != nil && c.tool.name == req.Params.Name {
+		delete(s.waiting, state)
+	} else {
+		c = nil
+	}
+	s.mu.Unlock()
+	if c == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+			"unknown requestState %q for tool %q: the call it belonged to ended, or waited longer than toolgate allows; call the tool again",
+			state, req.Params.Name)}
+	}
+	c.answer(req.Params.InputResponses)
+	return c.round(ctx)
+}
+
+func isNull(raw json.RawMessage) bool {
+	trimmed := strings.TrimSpace(string(raw))
+	return trimmed == "" || trimmed == "null"
+}
+
+// checkArguments accepts what tools/call may carry as arguments: nothing,
+// null, or a JSON object.
+func checkArguments(raw json.RawMessage) error {
+	if isNull(raw) || strings.HasPrefix(strings.TrimSpace(string(raw)), "{") && json.Valid(raw) {
+		return nil
+	}
+	return fmt.Errorf("invalid params: tool arguments must be a JSON object")
+}
+
+// awaitResume records c as waiting for its client to come back.
+func (s *session) awaitResume(c *call) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return false
+	}
+	s.waiting[c.id] = c
+	return true
+}
+
+// forgetWaiting drops c from the calls awaiting their client.
+func (s *session) forgetWaiting(c *call) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.waiting[c.id] == c {
+		delete(s.waiting, c.id)
+	}
+}
+
+// callTo returns a running call of this session on server, the oldest
+// first.
+func (s *session) callTo(server string) *call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var best *call
+	for c := range s.calls {
+		if c.tool.server == server && (best == nil || c.seq < best.seq) {
+			best = c
+		}
+	}
+	return best
+}
+
+// notice queues a log message that belongs to no call.
+func (s *session) notice(p *mcp.LoggingMessageParams) {
+	select {
+	case s.notices <- p:
+	default:
+		s.log.Debug("dropping a server log message: the upstream client is not reading fast enough")
+	}
+}
+
+// pumpNotices forwards queued log messages to the client until the
+// session ends. go-sdk drops them unless the client set a log level.
+func (s *session) pumpNotices(ss *mcp.ServerSession) {
+	defer s.g.wg.Done()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case p := <-s.notices:
+			ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
+			if err := ss.Log(ctx, p); err != nil {
+				s.log.Debug("forwarding a server log message failed", "error", err)
+			}
+			cancel()
+		}
+	}
+}
+
+// cannotAsk says why this session's client cannot answer an elicitation
+// of the given mode ("form" or "url"); "" means it can.
+func (s *session) cannotAsk(ss *mcp.ServerSession, mode string) string {
+	client := "the MCP client"
+	var caps *mcp.ClientCapabilities
+	if p := ss.InitializeParams(); p != nil {
+		caps = p.Capabilities
+		if p.ClientInfo != nil && p.ClientInfo.Name != "" {
+			client = fmt.Sprintf("the MCP client %q", p.ClientInfo.Name)
+		}
+	}
+	if caps == nil || caps.Elicitation == nil {
+		return client + " connected to toolgate serve does not support elicitation, so toolgate cannot ask you through it"
+	}
+	e := caps.Elicitation
+	switch mode {
+	case "url":
+		if e.URL == nil {
+			return client + " connected to toolgate serve does not support URL elicitation"
+		}
+	default:
+		// Neither form nor url declared means form, for older clients.
+		if e.Form == nil && e.URL != nil {
+			return client + " connected to toolgate serve does not support form elicitation, so toolgate cannot ask you through it"
+		}
+	}
+	return ""
+}

@@ -1,0 +1,101 @@
+package mcpclient
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// BodyPreviewBytes bounds the part of an unusable response body that an
+// error quotes.
+const BodyPreviewBytes = 8192
+
+// maxCountedBody bounds how much of a long body is read just to say how
+// much was cut.
+const maxCountedBody = 8 << 20
+
+const redacted = "[REDACTED]"
+
+// bodyPreview returns at most BodyPreviewBytes of body, with every secret
+// the request carried and anything shaped like a credential redacted, and
+// "... (truncated N bytes)" when there was more.
+func bodyPreview(body io.Reader, secrets []string) string {
+	// Read a little past the limit so a secret cut at the limit is still
+	// recognized and redacted whole.
+	head, _ := io.ReadAll(io.LimitReader(body, BodyPreviewBytes+1024))
+	rest, _ := io.Copy(io.Discard, io.LimitReader(body, maxCountedBody))
+	text := redact(strings.ToValidUTF8(string(head), "\uFFFD"), secrets)
+	total := int64(len(head)) + rest
+	if total <= BodyPreviewBytes {
+		return text
+	}
+	cut := min(len(text), BodyPreviewBytes)
+	for cut > 0 && cut < len(text) && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	more := ""
+	if rest == maxCountedBody {
+		more = "more than "
+	}
+	return fmt.Sprintf("%s... (truncated %s%d bytes)", text[:cut], more, total-BodyPreviewBytes)
+}
+
+var credentialPatterns = []struct {
+	re   *regexp.Regexp
+	repl string
+}{
+	// Authorization-style values: "Bearer abc", "Basic xyz=".
+	{regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}`), "$1 " + redacted},
+	// JSON members named like credentials: "access_token": "…".
+	{regexp.MustCompile(`(?i)("[a-z0-9_-]*(?:token|secret|password|passwd|api[_-]?key|apikey|credential|assertion|code_verifier)[a-z0-9_-]*"\s*:\s*)"[^"]*"`), `$1"` + redacted + `"`},
+	// Form and query parameters: access_token=…&.
+	{regexp.MustCompile(`(?i)\b([a-z0-9_-]*(?:token|secret|password|passwd|api[_-]?key|apikey|assertion|code_verifier)[a-z0-9_-]*=)[^&\s"']+`), "${1}" + redacted},
+}
+
+// redact removes known secret values and credential-shaped substrings.
+func redact(s string, secrets []string) string {
+	for _, v := range secrets {
+		if len(v) >= 4 {
+			s = strings.ReplaceAll(s, v, redacted)
+		}
+	}
+	for _, p := range credentialPatterns {
+		s = p.re.ReplaceAllString(s, p.repl)
+	}
+	return s
+}
+
+// credentialHeader reports whether a header carries a secret by its name.
+func credentialHeader(name string) bool {
+	n := strings.ToLower(name)
+	if n == "authorization" || n == "proxy-authorization" || n == "cookie" {
+		return true
+	}
+	for _, w := range []string{"token", "secret", "key", "password", "auth", "credential", "session"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// requestSecrets lists the values of a request's credential headers, and
+// the bare credential of an Authorization value, for redaction.
+func requestSecrets(h http.Header) []string {
+	var out []string
+	for k, vs := range h {
+		if !credentialHeader(k) {
+			continue
+		}
+		for _, v := range vs {
+			out = append(out, v)
+			if _, cred, ok := strings.Cut(v, " "); ok {
+				out = append(out, strings.TrimSpace(cred))
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,338 @@
+package pluginhost
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/host/approval"
+	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/sdk"
+	"github.com/toolgate/toolgate/sdk/hook"
+)
+
+// Hook events as a plugin block's events = [...] spells them.
+const (
+	EventPreToolUse        = "PreToolUse"
+	EventPermissionRequest = "PermissionRequest"
+	EventPostToolUse       = "PostToolUse"
+)
+
+// Hook adapts a hook plugin block to approval.Hook (PermissionRequest),
+// and offers the other two events for the pre- and post-call steps.
+//
+// Every method applies the block's timeout to the whole call (waiting for
+// the plugin to start included), and asks the plugin only when the call
+// matches the block's match blocks and events list; otherwise it answers
+// "no opinion" without starting anything. A plugin that fails — crashes,
+// times out, answers what the protocol does not allow — returns an error,
+// never an approval: the caller applies on_error ([Hook.OnError]).
+//
+// A Hook is safe for concurrent use.
+type Hook struct {
+	in          *instance
+	block       config.Plugin
+	permissions config.Permissions
+	cwd         string
+	match       []matcher
+}
+
+var _ approval.Hook = (*Hook)(nil)
+
+type matcher struct {
+	server, tool string
+	re           *regexp.Regexp
+}
+
+func newHook(in *instance, p config.Plugin, perms config.Permissions, cwd string) *Hook {
+	h := &Hook{in: in, block: p, permissions: perms, cwd: cwd}
+	for _, m := range p.Match {
+		mm := matcher{server: m.Server, tool: m.Tool}
+		if m.Regex != "" {
+			// config.Load has compiled it already; a pattern that no
+			// longer compiles matches nothing rather than everything.
+			re, err := regexp.Compile(m.Regex)
+			if err != nil {
+				re = regexp.MustCompile(`$.^`)
+			}
+			mm.re = re
+		}
+		h.match = append(h.match, mm)
+	}
+	return h
+}
+
+// Name is the plugin block's name.
+func (h *Hook) Name() string { return h.block.Name }
+
+// OnError is the block's on_error.
+func (h *Hook) OnError() config.OnError { return h.block.OnError }
+
+// Applies reports whether the block asks for event (one of the Event*
+// constants) on this call: its events list names the event (or is empty)
+// and one of its match blocks selects the tool (or there are none).
+func (h *Hook) Applies(event string, r approval.Request) bool {
+	if len(h.block.Events) > 0 && !slices.Contains(h.block.Events, event) {
+		return false
+	}
+	if len(h.match) == 0 {
+		return true
+	}
+	for _, m := range h.match {
+		if m.matches(r) {
+			return true
+		}
+	}
+	return false
+}
+
+func (m matcher) matches(r approval.Request) bool {
+	if m.server != "" {
+		if ok, _ := path.Match(m.server, r.Server); !ok {
+			return false
+		}
+	}
+	if m.tool != "" {
+		if ok, _ := path.Match(m.tool, r.Tool); !ok {
+			return false
+		}
+	}
+	return m.re == nil || m.re.MatchString(r.ModelName)
+}
+
+// PermissionRequest asks the plugin whether a call that needs approval
+// may run.
+func (h *Hook) PermissionRequest(ctx context.Context, r approval.Request) (approval.HookVerdict, error) {
+	if !h.Applies(EventPermissionRequest, r) {
+		return approval.HookVerdict{}, nil
+	}
+	ctx, cancel, limit := bound(ctx, callTimeout(h.block))
+	defer cancel()
+	c, p, err := h.client(ctx)
+	if err != nil {
+		return approval.HookVerdict{}, limit.failed(h.in, p, err)
+	}
+	res, err := c.PermissionRequest(ctx, hookRequest(r, h.permissions, h.cwd))
+	if err != nil {
+		return approval.HookVerdict{}, limit.failed(h.in, p, err)
+	}
+	switch res.Decision {
+	case hook.DecisionNone:
+		return approval.HookVerdict{Decision: approval.HookNone}, nil
+	case hook.DecisionAllow:
+		return approval.HookVerdict{Decision: approval.HookAllow}, nil
+	case hook.DecisionDeny:
+		return approval.HookVerdict{Decision: approval.HookDeny, Message: res.Message}, nil
+	}
+	return approval.HookVerdict{}, fmt.Errorf("%w: decision %s", sdk.ErrBadResponse, res.Decision)
+}
+
+// PreAction is what a PreToolUse hook does with a call.
+type PreAction int
+
+// PreToolUse actions. The zero value lets the call continue.
+const (
+	PreContinue PreAction = iota
+	PreBlock
+	PreRewrite
+)
+
+func (a PreAction) String() string {
+	switch a {
+	case PreContinue:
+		return "continue"
+	case PreBlock:
+		return "block"
+	case PreRewrite:
+		return "rewrite"
+	}
+	return fmt.Sprintf("PreAction(%d)", int(a))
+}
+
+// PreToolUseVerdict is a hook's answer before a call runs.
+type PreToolUseVerdict struct {
+	Action PreAction
+	// Reason is, for PreBlock, the text the model gets instead of a
+	// result; for PreRewrite, why the arguments changed (audit log).
+	Reason string
+	// Arguments is, for PreRewrite, the complete new argument object; the
+	// caller re-validates it against the tool's input schema.
+	Arguments json.RawMessage
+}
+
+// PreToolUse asks the plugin what to do with a proposed call. A failure
+// is an error (the caller applies on_error), never a silent continue.
+func (h *Hook) PreToolUse(ctx context.Context, r approval.Request) (PreToolUseVerdict, error) {
+	if !h.Applies(EventPreToolUse, r) {
+		return PreToolUseVerdict{}, nil
+	}
+	ctx, cancel, limit := bound(ctx, callTimeout(h.block))
+	defer cancel()
+	c, p, err := h.client(ctx)
+	if err != nil {
+		return PreToolUseVerdict{}, limit.failed(h.in, p, err)
+	}
+	res, err := c.PreToolUse(ctx, hookRequest(r, h.permissions, h.cwd))
+	if err != nil {
+		return PreToolUseVerdict{}, limit.failed(h.in, p, err)
+	}
+	switch res.Action {
+	case hook.ActionContinue:
+		return PreToolUseVerdict{Action: PreContinue}, nil
+	case hook.ActionBlock:
+		return PreToolUseVerdict{Action: PreBlock, Reason: res.Reason}, nil
+	case hook.ActionRewrite:
+		if !isJSONObject(res.Arguments) {
+			return PreToolUseVerdict{}, fmt.Errorf("%w: a rewrite whose arguments are not a JSON object", sdk.ErrBadResponse)
+		}
+		return PreToolUseVerdict{Action: PreRewrite, Reason: res.Reason, Arguments: res.Arguments}, nil
+	}
+	return PreToolUseVerdict{}, fmt.Errorf("%w: action %s", sdk.ErrBadResponse, res.Action)
+}
+
+// ToolResult is a finished call as the host recorded it, for PostToolUse.
+type ToolResult struct {
+	// JSON is the CallToolResult in the host's event projection; nil when
+	// no result came back.
+	JSON json.RawMessage
+	// IsError is true when the call failed.
+	IsError bool
+	// Error is the host's error text when no result came back.
+	Error    string
+	Duration time.Duration
+}
+
+// PostToolUseVerdict may carry a note for the model.
+type PostToolUseVerdict struct {
+	Note string
+}
+
+// PostToolUse reports a finished call to the plugin.
+func (h *Hook) PostToolUse(ctx context.Context, r approval.Request, result ToolResult) (PostToolUseVerdict, error) {
+	if !h.Applies(EventPostToolUse, r) {
+		return PostToolUseVerdict{}, nil
+	}
+	ctx, cancel, limit := bound(ctx, callTimeout(h.block))
+	defer cancel()
+	c, p, err := h.client(ctx)
+	if err != nil {
+		return PostToolUseVerdict{}, limit.failed(h.in, p, err)
+	}
+	res, err := c.PostToolUse(ctx, hookRequest(r, h.permissions, h.cwd), hook.ToolResult{
+		JSON: result.JSON, IsError: result.IsError, Error: result.Error, Duration: result.Duration,
+	})
+	if err != nil {
+		return PostToolUseVerdict{}, limit.failed(h.in, p, err)
+	}
+	return PostToolUseVerdict{Note: res.Note}, nil
+}
+
+func (h *Hook) client(ctx context.Context) (*hook.Client, *process, error) {
+	p, err := h.in.acquire(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, ok := p.plugin.(*hook.Client)
+	if !ok {
+		return nil, p, fmt.Errorf("%w: plugin %q is not a hook (got %T)", ErrIncompatible, h.block.Name, p.plugin)
+	}
+	return c, p, nil
+}
+
+// limit is the timeout a call runs under.
+type limit struct {
+	timeout time.Duration
+	// own is true when the timeout, not an earlier deadline of the
+	// caller's ctx, ends the call.
+	own bool
+}
+
+// bound applies a block's timeout to a call.
+func bound(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc, limit) {
+	dl, ok := ctx.Deadline()
+	l := limit{timeout: timeout, own: !ok || time.Until(dl) > timeout}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	return ctx, cancel, l
+}
+
+// failed words a failed call for the denial text and the log: running
+// out of the block's timeout names it, a crash the process's exit.
+func (l limit) failed(in *instance, p *process, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) && l.own {
+		// The plugin may report the deadline a moment before this side's
+		// timer fires: the error, not ctx.Err(), decides.
+		return fmt.Errorf("no answer within %s (the timeout of plugin %q; raise timeout in its block if it needs longer): %w",
+			l.timeout, in.blockName(), err)
+	}
+	return withExit(p, err)
+}
+
+// withExit adds how the plugin process ended to an error matching
+// sdk.ErrPluginExited.
+func withExit(p *process, err error) error {
+	if p != nil && errors.Is(err, sdk.ErrPluginExited) {
+		return fmt.Errorf("%w (%s); it is restarted on next use", err, exitOf(p))
+	}
+	return err
+}
+
+// exitOf waits briefly for the keeper to record how p ended: the SDK
+// reports the exit a moment before the keeper has looked.
+func exitOf(p *process) string {
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-p.gone:
+		return p.exit
+	case <-t.C:
+		return "exit status not known yet"
+	}
+}
+
+func hookRequest(r approval.Request, perms config.Permissions, cwd string) hook.Request {
+	args := r.Arguments
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	return hook.Request{
+		Server:          r.Server,
+		Tool:            r.Tool,
+		ModelName:       r.ModelName,
+		Arguments:       args,
+		Annotations:     annotations(r.Annotations),
+		ToolTitle:       r.Title,
+		ToolDescription: r.Description,
+		ApprovalMode:    string(r.Mode),
+		Policy:          string(r.Policy),
+		Permissions:     string(perms),
+		SessionID:       r.SessionID,
+		CallID:          r.CallID,
+		Cwd:             cwd,
+	}
+}
+
+func annotations(a *mcp.ToolAnnotations) *sdk.Annotations {
+	if a == nil {
+		return nil
+	}
+	return &sdk.Annotations{
+		ReadOnly:    a.ReadOnlyHint,
+		Destructive: a.DestructiveHint,
+		OpenWorld:   a.OpenWorldHint,
+		Idempotent:  a.IdempotentHint,
+		Title:       a.Title,
+	}
+}
+
+func isJSONObject(b json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(b, &m) == nil && m != nil
+}

@@ -1,0 +1,299 @@
+package pluginhost
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/sdk"
+	"github.com/toolgate/toolgate/sdk/guardian"
+	"github.com/toolgate/toolgate/sdk/hook"
+	"github.com/toolgate/toolgate/sdk/launcher"
+)
+
+// hostAPIVersions are the API versions of each kind's service this host
+// implements, oldest first.
+var hostAPIVersions = []string{sdk.APIVersion}
+
+// pluginEnvNames are the only variables of the host's environment a
+// plugin process gets: enough to find programs, a home and a temporary
+// directory (go-plugin's unix socket lives there), and a locale.
+var pluginEnvNames = []string{"PATH", "HOME", "TMPDIR", "LANG"}
+
+// isRefusal reports whether a start failure is one that starting again
+// cannot fix: the plugin is refused until its block changes or the
+// configuration is applied again.
+func isRefusal(err error) bool {
+	return errors.Is(err, ErrChecksumMismatch) || errors.Is(err, ErrIncompatible) ||
+		errors.Is(err, ErrConfig) || errors.Is(err, ErrBinary)
+}
+
+// start runs the binary, negotiates, and configures the plugin. Fields of
+// p are set as far as the start got (p.client as soon as it exists, so
+// that the keeper can kill it on failure).
+func (in *instance) start(p *process, block config.Plugin, env *config.Environment) error {
+	if err := in.checkBinary(block); err != nil {
+		return err
+	}
+	set, dispense := in.pluginSet()
+	cmd := exec.Command(block.Path)
+	cmd.Env = in.h.pluginEnv()
+	setPdeathsig(cmd)
+	p.cmd = cmd
+	p.client = plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  sdk.Handshake,
+		VersionedPlugins: set,
+		Cmd:              cmd,
+		SkipHostEnv:      true,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		AutoMTLS:         true,
+		Logger:           quietLifecycle{in.log},
+		StartTimeout:     in.h.opts.StartTimeout,
+		GRPCDialOptions:  sdk.GRPCDialOptions(),
+	})
+	rpc, err := p.client.Client()
+	if cmd.Process != nil {
+		p.pid = cmd.Process.Pid
+	}
+	if err != nil {
+		return in.handshakeError(block, cmd, err)
+	}
+	p.protocol = p.client.NegotiatedVersion()
+	raw, err := rpc.Dispense(dispense)
+	if err != nil {
+		return fmt.Errorf("%w: plugin %q (%s) does not serve a %s plugin: %v; check kind in its block (%s)",
+			ErrIncompatible, in.name, block.Path, block.Kind, err, where(block.DeclRange))
+	}
+	pc, ok := raw.(pluginClient)
+	if !ok {
+		return fmt.Errorf("%w: plugin %q: dispensed %T, which is not a toolgate plugin client", ErrIncompatible, in.name, raw)
+	}
+	p.plugin, p.exited = pc, pc.Exited()
+
+	ctx, cancel := context.WithTimeout(in.stopCtx, callTimeout(block))
+	defer cancel()
+	info, err := pc.Info(ctx)
+	if errors.Is(err, sdk.ErrBadResponse) {
+		return fmt.Errorf("%w: plugin %q (%s, block at %s): %w", ErrIncompatible, in.name, block.Path, where(block.DeclRange), err)
+	}
+	if err != nil {
+		return fmt.Errorf("plugin %q: asking for its Info: %w", in.name, err)
+	}
+	p.info = info
+	if p.api, err = negotiateAPI(in.name, block, info); err != nil {
+		return err
+	}
+
+	body, fallback := block.Config, block.DeclRange
+	if env != nil && env.Config != nil {
+		body, fallback = env.Config, env.DeclRange
+	}
+	payload, err := decodeConfig(in.name, body, info.ConfigSchema)
+	if err != nil {
+		return err
+	}
+	diags, err := pc.Configure(ctx, payload)
+	if err != nil {
+		return fmt.Errorf("plugin %q: sending its configuration: %w", in.name, err)
+	}
+	hd := pluginDiagnostics(in.name, diags, body, info.ConfigSchema, fallback)
+	for _, d := range hd {
+		if d.Severity == hcl.DiagWarning {
+			in.log.Warn("plugin configuration warning", "warning", d.Error())
+		}
+	}
+	if hd.HasErrors() {
+		return &ConfigError{Plugin: in.name, Diags: hd}
+	}
+	return nil
+}
+
+func callTimeout(block config.Plugin) time.Duration {
+	if block.Timeout > 0 {
+		return block.Timeout
+	}
+	return config.DefaultHookTimeout
+}
+
+// pluginSet is the versioned plugin set to negotiate for the instance's
+// kind and the name to dispense.
+func (in *instance) pluginSet() (map[int]plugin.PluginSet, string) {
+	switch in.kind {
+	case sdk.KindGuardian:
+		return guardian.VersionedPlugins(nil), guardian.PluginName
+	case sdk.KindLauncher:
+		opts := in.h.opts.Launcher
+		if opts.Logger == nil {
+			opts.Logger = in.log
+		}
+		return launcher.VersionedPlugins(nil, opts), launcher.PluginName
+	}
+	return hook.VersionedPlugins(nil), hook.PluginName
+}
+
+// pluginEnv is the whole environment of a plugin process (go-plugin adds
+// its handshake variables).
+func (h *Host) pluginEnv() []string {
+	env := make([]string, 0, len(pluginEnvNames)+1)
+	for _, k := range pluginEnvNames {
+		if v, ok := h.opts.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return append(env, sdk.EnvLogLevel+"="+levelName(h.log.GetLevel()))
+}
+
+// levelName is the sdk.EnvLogLevel value for the host logger's level: a
+// plugin then produces no lines the host would drop anyway.
+func levelName(l hclog.Level) string {
+	switch l {
+	case hclog.Trace:
+		return "trace"
+	case hclog.Debug:
+		return "debug"
+	case hclog.Info:
+		return "info"
+	case hclog.Warn:
+		return "warn"
+	case hclog.Error:
+		return "error"
+	}
+	return "off"
+}
+
+// checkBinary refuses a binary that cannot be run or does not match the
+// block's sha256 pin, before anything executes it.
+func (in *instance) checkBinary(block config.Plugin) error {
+	f, err := os.Open(block.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: plugin %q: %s does not exist; build the plugin, or fix path in its block (%s)",
+			ErrBinary, in.name, block.Path, where(block.DeclRange))
+	case err != nil:
+		return fmt.Errorf("%w: plugin %q: %v; make %s readable and executable, or fix path in its block (%s)",
+			ErrBinary, in.name, err, block.Path, where(block.DeclRange))
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err == nil && (st.IsDir() || st.Mode().Perm()&0o111 == 0) {
+		err = errors.New("not an executable file")
+	}
+	if err != nil {
+		return fmt.Errorf("%w: plugin %q: %s: %v; point path in its block (%s) at the plugin's executable",
+			ErrBinary, in.name, block.Path, err, where(block.DeclRange))
+	}
+	if block.SHA256 == "" {
+		return nil
+	}
+	sum := sha256.New()
+	if _, err := io.Copy(sum, f); err != nil {
+		return fmt.Errorf("%w: plugin %q: reading %s to check its sha256: %v", ErrBinary, in.name, block.Path, err)
+	}
+	actual := hex.EncodeToString(sum.Sum(nil))
+	in.mu.Lock()
+	in.checksum = checksumState{checked: true, mismatch: actual != block.SHA256, actual: actual}
+	in.mu.Unlock()
+	if actual != block.SHA256 {
+		return fmt.Errorf("%w: plugin %q: %s has sha256 %s, but its block (%s) expects %s; "+
+			"the plugin was not started. If you rebuilt or upgraded it on purpose, check the new binary and set sha256 = %q; "+
+			"otherwise restore the binary the pin names",
+			ErrChecksumMismatch, in.name, block.Path, actual, where(block.DeclRange), block.SHA256, actual)
+	}
+	return nil
+}
+
+var pluginVersionRE = regexp.MustCompile(`Plugin version: (\S+)`)
+
+// handshakeError explains why go-plugin could not start the plugin.
+// go-plugin's errors are plain text, so this matches on it; anything
+// unrecognized is passed on as is.
+func (in *instance) handshakeError(block config.Plugin, cmd *exec.Cmd, err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "Unrecognized remote plugin message"):
+		line := strings.TrimPrefix(msg, "Unrecognized remote plugin message: ")
+		line, _, _ = strings.Cut(line, "\n")
+		return fmt.Errorf("%w: plugin %q (%s) printed %q on stdout instead of the go-plugin handshake. "+
+			"A plugin must write nothing to stdout before Serve: log to stderr (sdk.NewLogger) instead. "+
+			"If %s is not a toolgate plugin, fix path in its block (%s)",
+			ErrHandshake, in.name, block.Path, line, block.Path, where(block.DeclRange))
+	case strings.Contains(msg, "incompatible API version with plugin"):
+		theirs := "unknown"
+		if m := pluginVersionRE.FindStringSubmatch(msg); m != nil {
+			theirs = strings.TrimSuffix(m[1], ",")
+		}
+		return fmt.Errorf("%w: plugin %q (%s) speaks go-plugin protocol version %s and this host speaks version %d: no common version. "+
+			"Rebuild the plugin against the toolgate SDK of this host (sdk.ProtocolVersion %d), or use a toolgate release that speaks version %s",
+			ErrIncompatible, in.name, block.Path, theirs, sdk.ProtocolVersion, sdk.ProtocolVersion, theirs)
+	case strings.Contains(msg, "incompatible core API version"):
+		return fmt.Errorf("%w: plugin %q (%s) was built with an incompatible go-plugin library: %s",
+			ErrIncompatible, in.name, block.Path, firstLine(msg))
+	case strings.Contains(msg, "plugin exited before we could connect"):
+		return fmt.Errorf("%w: plugin %q (%s) exited before completing the go-plugin handshake (%s). "+
+			"Is it a toolgate plugin? Its log lines under plugin.%s may say why",
+			ErrHandshake, in.name, block.Path, exitText(cmd), block.Name)
+	case strings.Contains(msg, "timeout while waiting for plugin to start"):
+		return fmt.Errorf("%w: plugin %q (%s) did not complete the go-plugin handshake within %s; "+
+			"it may be hung, or not a toolgate plugin", ErrHandshake, in.name, block.Path, in.h.opts.StartTimeout)
+	}
+	return fmt.Errorf("%w: plugin %q (%s): %v", ErrHandshake, in.name, block.Path, err)
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// negotiateAPI picks the highest API version both sides implement.
+func negotiateAPI(name string, block config.Plugin, info sdk.Info) (string, error) {
+	var common []string
+	for _, v := range info.APIVersions {
+		if slices.Contains(hostAPIVersions, v) {
+			common = append(common, v)
+		}
+	}
+	if len(common) == 0 {
+		theirs := strings.Join(info.APIVersions, ", ")
+		if theirs == "" {
+			theirs = "none"
+		}
+		return "", fmt.Errorf("%w: plugin %q (%s) implements API version(s) %s of the %s protocol and this host implements %s: no common version. "+
+			"Rebuild the plugin against the toolgate SDK of this host, or use a toolgate release that implements one of its versions",
+			ErrIncompatible, name, block.Path, theirs, block.Kind, strings.Join(hostAPIVersions, ", "))
+	}
+	slices.SortFunc(common, compareVersions)
+	return common[len(common)-1], nil
+}
+
+// compareVersions orders numeric versions numerically, others as text.
+func compareVersions(a, b string) int {
+	x, errA := strconv.Atoi(a)
+	y, errB := strconv.Atoi(b)
+	if errA == nil && errB == nil {
+		return x - y
+	}
+	return strings.Compare(a, b)
+}
+
+func where(r hcl.Range) string {
+	if r.Filename == "" {
+		return "built in"
+	}
+	return fmt.Sprintf("%s:%d", r.Filename, r.Start.Line)
+}

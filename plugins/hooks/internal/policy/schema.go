@@ -1,0 +1,54 @@
+package policy
+
+import (
+	"encoding/json"
+
+	"github.com/toolgate/toolgate/sdk"
+)
+
+// Decisions a rule (or the default) may take, as written in the config.
+const (
+	DecisionAllow = "allow"
+	DecisionDeny  = "deny"
+	DecisionAsk   = "ask"
+)
+
+// schema is the config block the plugin declares; config.go decodes the JSON
+// it produces.
+func schema() sdk.ConfigSchema {
+	annotations := sdk.ConfigSchema{Attributes: []sdk.Attribute{
+		{Name: "destructive", Type: sdk.TypeBool, Description: "Match tools whose destructiveHint is this value (undeclared counts as true unless the tool is read-only, as MCP says)."},
+		{Name: "read_only", Type: sdk.TypeBool, Description: "Match tools whose readOnlyHint is this value (undeclared counts as false)."},
+		{Name: "open_world", Type: sdk.TypeBool, Description: "Match tools whose openWorldHint is this value (undeclared counts as true)."},
+		{Name: "idempotent", Type: sdk.TypeBool, Description: "Match tools whose idempotentHint is this value (undeclared counts as false)."},
+	}}
+	argument := sdk.ConfigSchema{Attributes: []sdk.Attribute{
+		{Name: "name", Type: sdk.TypeString, Required: true, Description: `The argument's name (a top-level key of the arguments object), or "*" for every string anywhere in the arguments.`},
+		{Name: "outside_dir", Type: sdk.TypeString, Description: "Match when the argument is a path that resolves outside this directory (relative: against the call's cwd)."},
+		{Name: "host_not_in", Type: sdk.ListOf(sdk.TypeString), Description: `Match when the argument is a URL or host whose host is not in this list ("example.com", "*.example.com").`},
+		{Name: "regex", Type: sdk.TypeString, Description: "Match when the argument's value matches this regular expression (RE2 syntax, unanchored)."},
+	}}
+	rule := sdk.ConfigSchema{
+		Attributes: []sdk.Attribute{
+			{Name: "name", Type: sdk.TypeString, Description: "A name for the rule, used in messages and logs."},
+			{Name: "server", Type: sdk.TypeString, Description: `Glob over the server block's name ("*", "git*").`},
+			{Name: "tool", Type: sdk.TypeString, Description: `Glob over the tool's raw name ("delete_*").`},
+			{Name: "decision", Type: sdk.TypeString, Required: true, Description: `"allow", "deny" or "ask" (leave it to the reviewer).`},
+			{Name: "message", Type: sdk.TypeString, Description: "For deny: the text the model gets. For allow: recorded with the approval."},
+			{Name: "events", Type: sdk.ListOf(sdk.TypeString), Description: `Events the rule applies to: "permission_request", "pre_tool_use". Default: both.`},
+		},
+		Blocks: []sdk.NestedBlock{
+			{TypeName: "annotations", Nesting: sdk.NestingSingle, Block: annotations, Description: "Match the tool's MCP annotations; only the attributes set are compared."},
+			{TypeName: "argument", Nesting: sdk.NestingList, Block: argument, Description: "Match an argument value; every argument block of a rule must match. Each block sets exactly one of outside_dir, host_not_in, regex."},
+		},
+	}
+	return sdk.ConfigSchema{
+		Attributes: []sdk.Attribute{
+			{Name: "default", Type: sdk.TypeString, Default: json.RawMessage(`"ask"`), Description: `Decision when no rule matches: "allow", "deny" or "ask".`},
+			{Name: "default_message", Type: sdk.TypeString, Description: "The text the model gets when the default decision is deny."},
+		},
+		Blocks: []sdk.NestedBlock{
+			{TypeName: "rule", Nesting: sdk.NestingList, Block: rule, Description: "A rule; the first rule that matches a call decides."},
+		},
+	}
+}

@@ -137,15 +137,22 @@ func (h *Host) approvalOptions(cfg *config.Config) approval.Options {
 	if reviewer == nil {
 		reviewer = h.plugins.Reviewer()
 	}
+	var pre []approval.PreToolUseHook
+	var post []approval.PostToolUseHook
+	for _, a := range h.plugins.HookAdapters() {
+		pre, post = append(pre, a), append(post, a)
+	}
 	return approval.Options{
-		Approval: cfg.Approval,
-		Server:   cfg.Server,
-		Hooks:    append(h.plugins.Hooks(), h.opts.Hooks...),
-		Reviewer: reviewer,
-		Asker:    h.opts.Asker,
-		Persist:  h.rememberApproval,
-		Events:   h.Bus,
-		Logger:   h.log,
+		Approval:    cfg.Approval,
+		Server:      cfg.Server,
+		Hooks:       append(h.plugins.Hooks(), h.opts.Hooks...),
+		PreToolUse:  append(pre, h.opts.PreToolUse...),
+		PostToolUse: append(post, h.opts.PostToolUse...),
+		Reviewer:    reviewer,
+		Asker:       h.opts.Asker,
+		Persist:     h.rememberApproval,
+		Events:      h.Bus,
+		Logger:      h.log,
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -71,36 +72,65 @@ type fixture struct {
 	cfgPath string
 }
 
+// setup describes a test host: one mcp-demo server plus whatever
+// top-level HCL (plugins, approval) a test needs.
+type setup struct {
+	asker  approval.Asker
+	opts   host.Options
+	top    string   // top-level HCL; {{ROOT}} and {{BIN:name}} are replaced
+	server string   // the server's name; "" = demo
+	body   string   // HCL inside the server block
+	args   []string // extra mcp-demo arguments
+}
+
 // newHost writes a config with one mcp-demo server "demo" (plus extra HCL
 // inside its block) and starts a host for it.
 func newHost(t *testing.T, asker approval.Asker, serverBody string, demoArgs ...string) *fixture {
 	t.Helper()
+	return startHost(t, setup{asker: asker, body: serverBody, args: demoArgs})
+}
+
+var binRef = regexp.MustCompile(`\{\{BIN:([^}]+)\}\}`)
+
+func startHost(t *testing.T, s setup) *fixture {
+	t.Helper()
+	if s.server == "" {
+		s.server = "demo"
+	}
 	dir := t.TempDir()
 	calls := filepath.Join(dir, "calls.jsonl")
 	root := filepath.Join(dir, "root")
 	if err := os.Mkdir(root, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	args, _ := json.Marshal(append([]string{"--call-log", calls, "--root", root}, demoArgs...))
+	args, _ := json.Marshal(append([]string{"--call-log", calls, "--root", root}, s.args...))
 	cfgPath := filepath.Join(dir, "toolgate.hcl")
 	src := fmt.Sprintf(`# a test config
 audit_log = "audit.jsonl"
-
-server "demo" {
+%s
+server %q {
   command = %q
   args    = %s
   %s
 }
-`, testbin.Path(t, "mcp-demo"), args, serverBody)
+`, s.top, s.server, testbin.Path(t, "mcp-demo"), args, s.body)
+	src = strings.ReplaceAll(src, "{{ROOT}}", root)
+	src = binRef.ReplaceAllStringFunc(src, func(m string) string {
+		return testbin.Path(t, binRef.FindStringSubmatch(m)[1])
+	})
 	if err := os.WriteFile(cfgPath, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg, diags := config.Load(cfgPath, config.LoadOptions{})
 	if diags.HasErrors() {
-		t.Fatal(diags)
+		t.Fatalf("%v\n%s", diags, src)
 	}
 	rec := &events.Recorder{}
-	h, err := host.New(cfg, host.Options{Asker: asker, Sinks: []events.Sink{rec}})
+	opts := s.opts
+	opts.Asker = s.asker
+	opts.Sinks = append(opts.Sinks, rec)
+	opts.Cwd = root
+	h, err := host.New(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

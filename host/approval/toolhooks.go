@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/events"
@@ -43,6 +45,11 @@ type PostResult struct {
 	// Output is the projected result, as the model receives it.
 	Output  string
 	IsError bool
+	// Raw is the server's result; nil when the call failed before one
+	// came back (then Err says why).
+	Raw      *mcp.CallToolResult
+	Err      error
+	Duration time.Duration
 }
 
 // PostToolUseHook sees the projected result after execution and may

@@ -330,7 +330,8 @@ func (s *Step) Call(ctx context.Context, req CallRequest) CallResult {
 		Started:      started,
 	})
 	isError := res.Raw == nil || res.Raw.IsError
-	if notes := s.opts.Approver.PostToolUse(ctx, areq, approval.PostResult{Status: res.Status, Output: res.Model.Text, IsError: isError}); len(notes) > 0 {
+	if notes := s.opts.Approver.PostToolUse(ctx, areq, approval.PostResult{Status: res.Status, Output: res.Model.Text,
+		IsError: isError, Raw: res.Raw, Err: res.Err, Duration: res.Wall}); len(notes) > 0 {
 		note := strings.Join(notes, "\n")
 		res.Model.Text += "\n\n" + note
 		if len(res.Model.Items) > 0 {

@@ -135,105 +135,74 @@ func (h *Hook) PermissionRequest(ctx context.Context, r approval.Request) (appro
 	return approval.HookVerdict{}, fmt.Errorf("%w: decision %s", sdk.ErrBadResponse, res.Decision)
 }
 
-// PreAction is what a PreToolUse hook does with a call.
-type PreAction int
-
-// PreToolUse actions. The zero value lets the call continue.
-const (
-	PreContinue PreAction = iota
-	PreBlock
-	PreRewrite
-)
-
-func (a PreAction) String() string {
-	switch a {
-	case PreContinue:
-		return "continue"
-	case PreBlock:
-		return "block"
-	case PreRewrite:
-		return "rewrite"
-	}
-	return fmt.Sprintf("PreAction(%d)", int(a))
-}
-
-// PreToolUseVerdict is a hook's answer before a call runs.
-type PreToolUseVerdict struct {
-	Action PreAction
-	// Reason is, for PreBlock, the text the model gets instead of a
-	// result; for PreRewrite, why the arguments changed (audit log).
-	Reason string
-	// Arguments is, for PreRewrite, the complete new argument object; the
-	// caller re-validates it against the tool's input schema.
-	Arguments json.RawMessage
-}
-
 // PreToolUse asks the plugin what to do with a proposed call. A failure
 // is an error (the caller applies on_error), never a silent continue.
-func (h *Hook) PreToolUse(ctx context.Context, r approval.Request) (PreToolUseVerdict, error) {
+func (h *Hook) PreToolUse(ctx context.Context, r approval.Request) (approval.PreVerdict, error) {
 	if !h.Applies(EventPreToolUse, r) {
-		return PreToolUseVerdict{}, nil
+		return approval.PreVerdict{}, nil
 	}
 	ctx, cancel, limit := bound(ctx, callTimeout(h.block))
 	defer cancel()
 	c, p, err := h.client(ctx)
 	if err != nil {
-		return PreToolUseVerdict{}, limit.failed(h.in, p, err)
+		return approval.PreVerdict{}, limit.failed(h.in, p, err)
 	}
 	res, err := c.PreToolUse(ctx, hookRequest(r, h.permissions, h.cwd))
 	if err != nil {
-		return PreToolUseVerdict{}, limit.failed(h.in, p, err)
+		return approval.PreVerdict{}, limit.failed(h.in, p, err)
 	}
 	switch res.Action {
 	case hook.ActionContinue:
-		return PreToolUseVerdict{Action: PreContinue}, nil
+		return approval.PreVerdict{Action: approval.PreContinue}, nil
 	case hook.ActionBlock:
-		return PreToolUseVerdict{Action: PreBlock, Reason: res.Reason}, nil
+		return approval.PreVerdict{Action: approval.PreBlock, Reason: res.Reason}, nil
 	case hook.ActionRewrite:
 		if !isJSONObject(res.Arguments) {
-			return PreToolUseVerdict{}, fmt.Errorf("%w: a rewrite whose arguments are not a JSON object", sdk.ErrBadResponse)
+			return approval.PreVerdict{}, fmt.Errorf("%w: a rewrite whose arguments are not a JSON object", sdk.ErrBadResponse)
 		}
-		return PreToolUseVerdict{Action: PreRewrite, Reason: res.Reason, Arguments: res.Arguments}, nil
+		return approval.PreVerdict{Action: approval.PreRewrite, Reason: res.Reason, Arguments: res.Arguments}, nil
 	}
-	return PreToolUseVerdict{}, fmt.Errorf("%w: action %s", sdk.ErrBadResponse, res.Action)
+	return approval.PreVerdict{}, fmt.Errorf("%w: action %s", sdk.ErrBadResponse, res.Action)
 }
 
-// ToolResult is a finished call as the host recorded it, for PostToolUse.
-type ToolResult struct {
-	// JSON is the CallToolResult in the host's event projection; nil when
-	// no result came back.
-	JSON json.RawMessage
-	// IsError is true when the call failed.
-	IsError bool
-	// Error is the host's error text when no result came back.
-	Error    string
-	Duration time.Duration
-}
-
-// PostToolUseVerdict may carry a note for the model.
-type PostToolUseVerdict struct {
-	Note string
-}
-
-// PostToolUse reports a finished call to the plugin.
-func (h *Hook) PostToolUse(ctx context.Context, r approval.Request, result ToolResult) (PostToolUseVerdict, error) {
+// PostToolUse reports a finished call to the plugin and returns the note
+// it attaches for the model, if any.
+func (h *Hook) PostToolUse(ctx context.Context, r approval.Request, res approval.PostResult) (string, error) {
 	if !h.Applies(EventPostToolUse, r) {
-		return PostToolUseVerdict{}, nil
+		return "", nil
 	}
 	ctx, cancel, limit := bound(ctx, callTimeout(h.block))
 	defer cancel()
 	c, p, err := h.client(ctx)
 	if err != nil {
-		return PostToolUseVerdict{}, limit.failed(h.in, p, err)
+		return "", limit.failed(h.in, p, err)
 	}
-	res, err := c.PostToolUse(ctx, hookRequest(r, h.permissions, h.cwd), hook.ToolResult{
-		JSON: result.JSON, IsError: result.IsError, Error: result.Error, Duration: result.Duration,
-	})
+	tr := hook.ToolResult{IsError: res.IsError, Duration: res.Duration}
+	if res.Raw != nil {
+		if tr.JSON, err = json.Marshal(res.Raw); err != nil {
+			return "", fmt.Errorf("encoding the result for PostToolUse: %w", err)
+		}
+	}
+	if res.Err != nil {
+		tr.Error = res.Err.Error()
+	}
+	out, err := c.PostToolUse(ctx, hookRequest(r, h.permissions, h.cwd), tr)
 	if err != nil {
-		return PostToolUseVerdict{}, limit.failed(h.in, p, err)
+		return "", limit.failed(h.in, p, err)
 	}
-	return PostToolUseVerdict{Note: res.Note}, nil
+	return out.Note, nil
 }
+
+// Matches reports whether the block's match blocks select the call (the
+// events list is checked per event).
+func (h *Hook) Matches(r approval.Request) bool {
+	return h.Applies(EventPreToolUse, r) || h.Applies(EventPermissionRequest, r) || h.Applies(EventPostToolUse, r)
+}
+
+var (
+	_ approval.PreToolUseHook  = (*Hook)(nil)
+	_ approval.PostToolUseHook = (*Hook)(nil)
+)
 
 func (h *Hook) client(ctx context.Context) (*hook.Client, *process, error) {
 	p, err := h.in.acquire(ctx)

@@ -363,7 +363,7 @@ plugin "pre-only" {
 		}
 	}
 	pre, err := hookNamed(t, h, "pre-only").PreToolUse(t.Context(), request)
-	if err != nil || pre.Action != pluginhost.PreBlock || pre.Reason != "denied by hook-deny" {
+	if err != nil || pre.Action != approval.PreBlock || pre.Reason != "denied by hook-deny" {
 		t.Errorf("PreToolUse = %+v, %v", pre, err)
 	}
 	if got := rec.statuses("pre-only"); len(got) != 1 {

@@ -23,6 +23,17 @@ var Packages = map[string]string{
 	"toolgate":           "./host/cmd/toolgate",
 	"mcp-demo":           "./testplugins/mcp-demo",
 	"conformance-client": "./testplugins/conformance-client",
+	// Plugins, as `make build` lays them out under bin/.
+	"plugins/toolgate-hook-policy":   "./plugins/hooks/policy",
+	"plugins/toolgate-hook-command":  "./plugins/hooks/command",
+	"plugins/toolgate-guardian":      "./plugins/guardian",
+	"plugins/toolgate-launcher-exec": "./plugins/launcher-exec",
+	"testplugins/hook-allow":         "./testplugins/plugins/hook-allow",
+	"testplugins/hook-deny":          "./testplugins/plugins/hook-deny",
+	"testplugins/hook-slow":          "./testplugins/plugins/hook-slow",
+	"testplugins/hook-crash":         "./testplugins/plugins/hook-crash",
+	"testplugins/hook-garbage":       "./testplugins/plugins/hook-garbage",
+	"testplugins/launcher-local":     "./testplugins/plugins/launcher-local",
 }
 
 var (
@@ -67,6 +78,9 @@ func path(name string) (string, error) {
 		tempDir = d
 	}
 	out := filepath.Join(tempDir, name)
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return "", err
+	}
 	cmd := exec.Command("go", "build", "-o", out, pkg)
 	cmd.Dir = Root()
 	if b, err := cmd.CombinedOutput(); err != nil {

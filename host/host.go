@@ -163,7 +163,9 @@ func (h *Host) newExecutor(cfg *config.Config) *execution.Executor {
 		Permissions: cfg.Approval.Permissions,
 		Cwd:         h.cwd,
 		Events:      h.Bus,
-		Logger:      h.log.Named("execution"),
+		// Results are serialized only where something keeps them.
+		RecordResults: cfg.AuditLog != "" || h.log.IsDebug(),
+		Logger:        h.log.Named("execution"),
 	})
 }
 

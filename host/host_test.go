@@ -192,10 +192,10 @@ func TestUserAnswersDecideWhetherTheServerIsContacted(t *testing.T) {
 			res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{
 				Name: "mcp__demo__delete_file", Arguments: []byte(`{"path":"victim.txt"}`)})
 			if res.Status != tt.status || res.Reached != tt.reached {
-				t.Fatalf("status %s reached %v, want %s %v (%s)", res.Status, res.Reached, tt.status, tt.reached, res.Model.Text)
+				t.Fatalf("status %s reached %v, want %s %v (%s)", res.Status, res.Reached, tt.status, tt.reached, res.Output().Text)
 			}
-			if tt.text != "" && !strings.Contains(res.Model.Text, tt.text) {
-				t.Errorf("model text %q lacks %q", res.Model.Text, tt.text)
+			if tt.text != "" && !strings.Contains(res.Output().Text, tt.text) {
+				t.Errorf("model text %q lacks %q", res.Output().Text, tt.text)
 			}
 			got := f.serverCalls(t)
 			if tt.reached != slices.Contains(got, "delete_file") {
@@ -221,15 +221,15 @@ func TestBadArgumentsNeverReachTheServer(t *testing.T) {
 		}
 	}
 	res := step.Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__nope"})
-	if !strings.Contains(res.Model.Text, "unsupported call: mcp__demo__nope") {
-		t.Errorf("unknown tool: %q", res.Model.Text)
+	if !strings.Contains(res.Output().Text, "unsupported call: mcp__demo__nope") {
+		t.Errorf("unknown tool: %q", res.Output().Text)
 	}
 	if got := f.serverCalls(t); len(got) != 0 {
 		t.Errorf("the server was contacted: %v", got)
 	}
 	// Empty arguments mean no arguments, and that call does run.
 	if res := step.Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__pid"}); res.Status != events.CallCompleted {
-		t.Errorf("no-argument call: %s", res.Model.Text)
+		t.Errorf("no-argument call: %s", res.Output().Text)
 	}
 }
 
@@ -246,7 +246,7 @@ func TestHiddenToolsAreNotRunnableByTheModel(t *testing.T) {
 		}
 	}
 	res := step.Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__hidden_tool"})
-	if res.Reached || !strings.Contains(res.Model.Text, "is not available to the model") {
+	if res.Reached || !strings.Contains(res.Output().Text, "is not available to the model") {
 		t.Errorf("hidden call: %+v", res)
 	}
 }
@@ -267,7 +267,7 @@ func TestCallRacedWithACatalogChangeIsRefused(t *testing.T) {
 	rev := f.h.Manager.Revision()
 	if res := other.Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__mutate_tools",
 		Arguments: []byte(`{"remove":["delete_file"],"add":["delete_file"]}`)}); res.Status != events.CallCompleted {
-		t.Fatalf("mutate: %s", res.Model.Text)
+		t.Fatalf("mutate: %s", res.Output().Text)
 	}
 	if _, err := f.rec.WaitFor(t.Context(), func(e events.Event) bool {
 		s, ok := e.(events.ServerState)
@@ -279,7 +279,7 @@ func TestCallRacedWithACatalogChangeIsRefused(t *testing.T) {
 	res := <-done
 	want := `tool call rejected because the catalog changed after "demo/delete_file" was prepared`
 	if res.Reached || res.Raw.Content[0].(*mcp.TextContent).Text != want {
-		t.Fatalf("raced call: reached=%v %q", res.Reached, res.Model.Text)
+		t.Fatalf("raced call: reached=%v %q", res.Reached, res.Output().Text)
 	}
 	if slices.Contains(f.serverCalls(t), "delete_file") {
 		t.Error("the changed tool was called")
@@ -343,7 +343,7 @@ func TestReadOnlyCallsRunInParallelOthersSerialize(t *testing.T) {
 				defer wg.Done()
 				res := step.Call(t.Context(), exposure.CallRequest{Name: tool, Arguments: []byte(ms)})
 				if res.Status != events.CallCompleted {
-					t.Errorf("%s: %s", tool, res.Model.Text)
+					t.Errorf("%s: %s", tool, res.Output().Text)
 					return
 				}
 				text := res.Raw.Content[0].(*mcp.TextContent).Text
@@ -413,12 +413,12 @@ func TestAllowAlwaysIsWrittenToTheConfig(t *testing.T) {
 	f := newHost(t, asker, "")
 	res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow_write", Arguments: []byte(`{"ms":1}`)})
 	if res.Status != events.CallCompleted {
-		t.Fatal(res.Model.Text)
+		t.Fatal(res.Output().Text)
 	}
 	// A later session of the same host is not asked again.
 	res = f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow_write", Arguments: []byte(`{"ms":1}`)})
 	if res.Status != events.CallCompleted || len(asker.asked) != 1 {
-		t.Fatalf("second session: %s, asked %d times", res.Model.Text, len(asker.asked))
+		t.Fatalf("second session: %s, asked %d times", res.Output().Text, len(asker.asked))
 	}
 	src, _ := os.ReadFile(f.cfgPath)
 	if !strings.Contains(string(src), "# a test config") || !strings.Contains(string(src), `tool "slow_write"`) ||
@@ -439,8 +439,8 @@ func TestAllowAlwaysIsWrittenToTheConfig(t *testing.T) {
 func TestToolTimeoutReturnsItsText(t *testing.T) {
 	f := newHost(t, nil, "tool_timeout_sec = 0.2")
 	res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow", Arguments: []byte(`{"ms":30000}`)})
-	if res.Status != events.CallFailed || !strings.Contains(res.Model.Text, "timed out awaiting tools/call after 0.2s") {
-		t.Fatalf("timeout: %s", res.Model.Text)
+	if res.Status != events.CallFailed || !strings.Contains(res.Output().Text, "timed out awaiting tools/call after 0.2s") {
+		t.Fatalf("timeout: %s", res.Output().Text)
 	}
 	// That notifications/cancelled reaches the server is pinned by the
 	// mcpclient and execution tests.

@@ -42,8 +42,9 @@ type PreToolUseHook interface {
 // PostResult is what a PostToolUse hook sees of an executed call.
 type PostResult struct {
 	Status string // events.CallCompleted or events.CallFailed
-	// Output is the projected result, as the model receives it.
-	Output  string
+	// Output returns the projected result, as the model receives it
+	// (computed on demand: most hooks do not read it).
+	Output  func() string
 	IsError bool
 	// Raw is the server's result; nil when the call failed before one
 	// came back (then Err says why).

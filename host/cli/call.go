@@ -78,7 +78,7 @@ unknown; 2 bad usage or an invalid configuration.`,
 					return exit(ExitFailure, err)
 				}
 			} else {
-				fmt.Fprintln(g.io.Out, res.Model.Text)
+				fmt.Fprintln(g.io.Out, res.Output().Text)
 			}
 			if res.Status != events.CallCompleted {
 				return exit(ExitFailure, nil)

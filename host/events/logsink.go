@@ -72,6 +72,9 @@ func (l logSink) Emit(e Event) {
 	case ToolCallBegin:
 		// Every call already gets an info line when it ends; the begin line
 		// is debug, which is also what lets it carry the arguments.
+		if !l.log.IsDebug() {
+			return // per-call sink: build nothing a disabled level drops
+		}
 		l.log.Debug("tool call begin", append(callKV(e.Call), "arguments", rawText(e.Arguments))...)
 
 	case ApprovalDecision:
@@ -81,6 +84,9 @@ func (l logSink) Emit(e Event) {
 			level = hclog.Warn
 		case VerdictAbstain:
 			level = hclog.Debug
+		}
+		if !l.enabled(level) {
+			return
 		}
 		kv := append(callKV(e.Call), "step", e.Step, "by", e.By, "verdict", e.Verdict)
 		if e.RiskLevel != "" {
@@ -103,6 +109,9 @@ func (l logSink) Emit(e Event) {
 		level := hclog.Info
 		if e.Status == CallFailed || e.Status == CallDenied {
 			level = hclog.Warn
+		}
+		if !l.enabled(level) {
+			return
 		}
 		kv := append(callKV(e.Call), "status", e.Status, "duration", e.Duration, "result_bytes", len(e.Result))
 		l.log.Log(level, "tool call end", withError(kv, e.Error)...)
@@ -132,6 +141,13 @@ func (l logSink) Emit(e Event) {
 			l.log.Debug("event", "event", e.Kind(), "fields", string(fields))
 		}
 	}
+}
+
+// enabled reports whether the logger keeps lines at level. A null logger
+// keeps none.
+func (l logSink) enabled(level hclog.Level) bool {
+	lv := l.log.GetLevel()
+	return lv != hclog.NoLevel && lv != hclog.Off && lv <= level
 }
 
 func callKV(c Call) []any {

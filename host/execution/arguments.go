@@ -20,35 +20,29 @@ type ArgumentsError struct {
 
 func (e *ArgumentsError) Error() string { return e.msg }
 
-// ParseArguments decodes the model's argument text for tools/call.
+// ParseArguments checks the model's argument text for tools/call and
+// returns it as the JSON object to send, untouched: numbers and key order
+// reach the server exactly as the model wrote them, and nothing is decoded
+// on the hot path.
 //
 // Empty or whitespace-only text means "no arguments" and returns (nil,
 // nil). Invalid JSON returns an [*ArgumentsError] whose text starts with
 // "err: " and names the byte offset; valid JSON that is not an object
-// returns "MCP tool arguments must be a JSON object, got <kind>". Numbers
-// are kept as [json.Number] at every depth so they reach the server
-// exactly as the model wrote them.
-func ParseArguments(raw []byte) (map[string]any, error) {
-	if len(bytes.TrimSpace(raw)) == 0 {
+// returns "MCP tool arguments must be a JSON object, got <kind>".
+func ParseArguments(raw []byte) (json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
 		return nil, nil
 	}
-	// Unmarshal validates the whole text first, so trailing garbage and
-	// truncation are reported with an offset, unlike a streaming Decoder.
-	if err := json.Unmarshal(raw, new(json.RawMessage)); err != nil {
-		return nil, syntaxError(raw, err)
+	if !json.Valid(raw) {
+		// Unmarshal reports where the text goes wrong; only the error
+		// path pays for it.
+		return nil, syntaxError(raw, json.Unmarshal(raw, new(json.RawMessage)))
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		// Unreachable after validation; keep the contract anyway.
-		return nil, &ArgumentsError{Offset: dec.InputOffset(), msg: "err: decode tool arguments: " + err.Error()}
+	if raw[0] != '{' {
+		return nil, &ArgumentsError{Offset: -1, msg: "MCP tool arguments must be a JSON object, got " + jsonKind(raw[0])}
 	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, &ArgumentsError{Offset: -1, msg: "MCP tool arguments must be a JSON object, got " + jsonKind(v)}
-	}
-	return obj, nil
+	return json.RawMessage(raw), nil
 }
 
 func syntaxError(raw []byte, err error) error {
@@ -73,19 +67,17 @@ func syntaxError(raw []byte, err error) error {
 	}
 }
 
-func jsonKind(v any) string {
-	switch v.(type) {
-	case []any:
+// jsonKind names the kind of a valid JSON text from its first byte.
+func jsonKind(first byte) string {
+	switch first {
+	case '[':
 		return "array"
-	case string:
+	case '"':
 		return "string"
-	case json.Number:
-		return "number"
-	case bool:
+	case 't', 'f':
 		return "boolean"
-	case nil:
+	case 'n':
 		return "null"
-	default:
-		return fmt.Sprintf("%T", v)
 	}
+	return "number"
 }

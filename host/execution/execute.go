@@ -2,6 +2,7 @@ package execution
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -33,6 +34,11 @@ type Options struct {
 	Cwd string
 	// Events receives one tool_call_end per call; nil drops them.
 	Events events.Sink
+	// RecordResults puts each call's event projection (up to 1 MiB) in
+	// its tool_call_end event. Serializing a result costs about as much as
+	// the rest of the host's work on a call, so it is done only for a
+	// sink that keeps it (the audit log, a debug log).
+	RecordResults bool
 	// Logger nil means no logging.
 	Logger hclog.Logger
 	// Now is the clock for wall time and event timestamps; nil means
@@ -45,8 +51,9 @@ type Request struct {
 	// Call identifies the call (ids, raw route, model name); Server and
 	// Tool are the raw route sent on the wire.
 	Call events.Call
-	// Arguments nil means no arguments.
-	Arguments map[string]any
+	// Arguments is the JSON object to send (see [ParseArguments]); nil
+	// means no arguments.
+	Arguments json.RawMessage
 	// Capabilities are the server's, from initialize; they decide the
 	// sandbox-state meta. nil means none declared.
 	Capabilities *mcp.ServerCapabilities
@@ -72,8 +79,15 @@ type Result struct {
 	// Status is events.CallCompleted or events.CallFailed (isError or Err).
 	Status string
 	// Wall is the time from Request.Started to the answer.
-	Wall  time.Duration
-	Model ModelOutput
+	Wall time.Duration
+
+	model config.Model
+}
+
+// Output is the result as the model receives it ([ModelProjection]). It
+// is computed on demand: a gateway forwards Raw and never needs it.
+func (r Result) Output() ModelOutput {
+	return ModelProjection(r.Raw, r.Err, r.Wall, r.model)
 }
 
 // CallError is a call the server never answered: the route failed, the
@@ -100,6 +114,7 @@ type Executor struct {
 	perms  config.Permissions
 	cwd    string
 	events events.Sink
+	record bool
 	log    hclog.Logger
 	now    func() time.Time
 }
@@ -116,6 +131,7 @@ func New(opts Options) *Executor {
 		perms:  opts.Permissions,
 		cwd:    opts.Cwd,
 		events: opts.Events,
+		record: opts.RecordResults,
 		log:    opts.Logger,
 		now:    opts.Now,
 	}
@@ -140,9 +156,10 @@ func (e *Executor) Execute(ctx context.Context, req Request) Result {
 	}
 	call := req.Call
 	meta := Meta(call, req.Capabilities, e.perms, e.cwd)
-	// A nil map in an interface would go on the wire as "arguments": null.
+	// A nil RawMessage in an interface would go on the wire as
+	// "arguments": null; a nil interface becomes {}.
 	var args any
-	if req.Arguments != nil {
+	if len(req.Arguments) > 0 {
 		args = req.Arguments
 	}
 	raw, err := e.caller.CallTool(ctx, call.Server, call.Tool, args, meta, mcpclient.CallOptions{
@@ -152,7 +169,7 @@ func (e *Executor) Execute(ctx context.Context, req Request) Result {
 	finished := e.now()
 	wall := finished.Sub(started)
 
-	res := Result{Raw: raw, Status: events.CallCompleted, Wall: wall}
+	res := Result{Raw: raw, Status: events.CallCompleted, Wall: wall, model: e.model}
 	switch {
 	case err != nil:
 		res.Raw = nil
@@ -172,14 +189,14 @@ func (e *Executor) Execute(ctx context.Context, req Request) Result {
 		e.log.Debug("tool call finished", "server", call.Server, "tool", call.Tool, "call_id", call.CallID,
 			"status", res.Status, "wall", wall)
 	}
-	res.Model = ModelProjection(res.Raw, res.Err, wall, e.model)
-
 	ev := events.ToolCallEnd{
 		At:       finished,
 		Call:     call,
 		Status:   res.Status,
 		Duration: wall,
-		Result:   EventProjection(res.Raw, res.Err),
+	}
+	if e.record {
+		ev.Result = EventProjection(res.Raw, res.Err)
 	}
 	if res.Err != nil {
 		ev.Error = Truncate(res.Err.Error(), EventResultMaxBytes)

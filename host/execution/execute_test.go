@@ -57,6 +57,9 @@ func newExecutor(caller execution.Caller, rec *events.Recorder) *execution.Execu
 		Permissions: config.PermReadOnly,
 		Cwd:         "/srv/work",
 		Now:         stepClock(t0, 1500*time.Millisecond),
+		// The tests pin the recorded projection; see
+		// TestResultsAreRecordedOnlyWhenAsked for the default.
+		RecordResults: true,
 	}
 	if rec != nil {
 		opts.Events = rec
@@ -75,16 +78,16 @@ func TestExecuteSendsTheCallWithMeta(t *testing.T) {
 	type ctxKey struct{}
 	tests := []struct {
 		name string
-		args map[string]any
+		args json.RawMessage
 		caps *mcp.ServerCapabilities
 		want seen
 	}{
 		{
 			name: "arguments and sandbox state",
-			args: map[string]any{"ms": json.Number("5")},
+			args: json.RawMessage(`{"ms":5}`),
 			caps: &mcp.ServerCapabilities{Experimental: map[string]any{"toolgate/sandbox-state": map[string]any{}}},
 			want: seen{
-				server: "demo", tool: "slow", args: map[string]any{"ms": json.Number("5")},
+				server: "demo", tool: "slow", args: json.RawMessage(`{"ms":5}`),
 				meta: mcp.Meta{"callId": "c1", "threadId": "s1",
 					"toolgate/sandbox-state": map[string]any{"permissions": "read-only", "cwd": "/srv/work"}},
 				timeout: 7 * time.Second, ctxValue: "v",
@@ -197,8 +200,8 @@ func TestExecuteOutcomes(t *testing.T) {
 			if res.Wall != 1500*time.Millisecond {
 				t.Errorf("Wall = %v, want 1.5s by the injected clock", res.Wall)
 			}
-			if res.Model.Text != tt.wantText {
-				t.Errorf("model text\n got %q\nwant %q", res.Model.Text, tt.wantText)
+			if res.Output().Text != tt.wantText {
+				t.Errorf("model text\n got %q\nwant %q", res.Output().Text, tt.wantText)
 			}
 			gotErr := ""
 			if res.Err != nil {
@@ -257,8 +260,8 @@ func TestExecuteWallTimeIncludesTheWaitBeforeIt(t *testing.T) {
 	if want := 10 * time.Second; res.Wall != want {
 		t.Fatalf("Wall = %v, want %v", res.Wall, want)
 	}
-	if want := "Wall time: 10.0000 seconds\nOutput:\n[]"; res.Model.Text != want {
-		t.Errorf("model text %q, want %q", res.Model.Text, want)
+	if want := "Wall time: 10.0000 seconds\nOutput:\n[]"; res.Output().Text != want {
+		t.Errorf("model text %q, want %q", res.Output().Text, want)
 	}
 }
 
@@ -289,8 +292,8 @@ func TestExecuteProjectsMediaForTheModel(t *testing.T) {
 	caller := returning(imageResult(), nil)
 	res := execution.New(execution.Options{Caller: caller, Model: config.Model{ImageInput: true}, Now: stepClock(t0, time.Second)}).
 		Execute(t.Context(), execution.Request{Call: slowCall})
-	if len(res.Model.Items) != 3 || res.Model.Items[1].URL != pngURL {
-		t.Fatalf("items = %+v, want the image as a data URL", res.Model.Items)
+	if len(res.Output().Items) != 3 || res.Output().Items[1].URL != pngURL {
+		t.Fatalf("items = %+v, want the image as a data URL", res.Output().Items)
 	}
 }
 
@@ -301,4 +304,17 @@ func TestNewWithoutCallerPanics(t *testing.T) {
 		}
 	}()
 	execution.New(execution.Options{})
+}
+
+func TestResultsAreRecordedOnlyWhenAsked(t *testing.T) {
+	for _, record := range []bool{false, true} {
+		rec := &events.Recorder{}
+		e := execution.New(execution.Options{Caller: returning(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}, nil),
+			Events: rec, RecordResults: record})
+		e.Execute(t.Context(), execution.Request{Call: slowCall})
+		ends := events.Of[events.ToolCallEnd](rec)
+		if len(ends) != 1 || (ends[0].Result != nil) != record {
+			t.Errorf("RecordResults=%v: events %+v", record, ends)
+		}
+	}
 }

@@ -119,11 +119,12 @@ func TestExecuteAgainstMCPDemo(t *testing.T) {
 	workdir := t.TempDir()
 	executor := func(model config.Model) *execution.Executor {
 		return execution.New(execution.Options{
-			Caller:      m,
-			Model:       model,
-			Permissions: config.PermWorkspaceWrite,
-			Cwd:         workdir,
-			Events:      rec,
+			Caller:        m,
+			Model:         model,
+			Permissions:   config.PermWorkspaceWrite,
+			Cwd:           workdir,
+			Events:        rec,
+			RecordResults: true,
 		})
 	}
 	calls := 0
@@ -150,11 +151,11 @@ func TestExecuteAgainstMCPDemo(t *testing.T) {
 		}
 		want := `[{"type":"text","text":"<image content omitted because you do not support image input>"},` +
 			`{"type":"text","text":"a 2x2 PNG: red, green, blue, white"}]`
-		if got := body(t, res.Model.Text); got != want {
+		if got := body(t, res.Output().Text); got != want {
 			t.Errorf("model text body\n got %s\nwant %s", got, want)
 		}
-		if res.Model.Items != nil {
-			t.Errorf("a text-only model got items: %+v", res.Model.Items)
+		if res.Output().Items != nil {
+			t.Errorf("a text-only model got items: %+v", res.Output().Items)
 		}
 	})
 
@@ -164,17 +165,17 @@ func TestExecuteAgainstMCPDemo(t *testing.T) {
 			{Type: "input_image", URL: "data:image/png;base64," + base64.StdEncoding.EncodeToString(mcpdemo.DemoPNG())},
 			{Type: "input_text", Text: "a 2x2 PNG: red, green, blue, white"},
 		}
-		if len(res.Model.Items) != 3 || !headerRE.MatchString(res.Model.Items[0].Text+"\n") {
-			t.Fatalf("items = %+v, want a header then the content", res.Model.Items)
+		if len(res.Output().Items) != 3 || !headerRE.MatchString(res.Output().Items[0].Text+"\n") {
+			t.Fatalf("items = %+v, want a header then the content", res.Output().Items)
 		}
-		if diff := cmp.Diff(want, res.Model.Items[1:]); diff != "" {
+		if diff := cmp.Diff(want, res.Output().Items[1:]); diff != "" {
 			t.Errorf("items (-want +got):\n%s", diff)
 		}
 	})
 
 	t.Run("structured content is preferred", func(t *testing.T) {
 		res := run(t, config.Model{}, "structured", "", 0)
-		if got, want := body(t, res.Model.Text), `{"city":"Paris","conditions":"sunny","temperature_c":21.5}`; got != want {
+		if got, want := body(t, res.Output().Text), `{"city":"Paris","conditions":"sunny","temperature_c":21.5}`; got != want {
 			t.Errorf("model text body = %s, want %s", got, want)
 		}
 	})
@@ -182,7 +183,7 @@ func TestExecuteAgainstMCPDemo(t *testing.T) {
 	t.Run("big output truncated at the budget", func(t *testing.T) {
 		const budget = 2000
 		res := run(t, config.Model{OutputBudgetBytes: budget}, "big", `{"bytes": 50000}`, 0)
-		text := res.Model.Text
+		text := res.Output().Text
 		quoted, _ := json.Marshal(mcpdemo.BigText(50000))
 		header := headerRE.FindString(text)
 		full := header + `[{"type":"text","text":` + string(quoted) + `}]`
@@ -205,7 +206,7 @@ func TestExecuteAgainstMCPDemo(t *testing.T) {
 		if res.Status != events.CallFailed || res.Err != nil || res.Raw == nil || !res.Raw.IsError {
 			t.Fatalf("status %s, err %v, raw %+v", res.Status, res.Err, res.Raw)
 		}
-		if got := body(t, res.Model.Text); got != `[{"type":"text","text":"disk full"}]` {
+		if got := body(t, res.Output().Text); got != `[{"type":"text","text":"disk full"}]` {
 			t.Errorf("model text body = %s", got)
 		}
 		if end := lastEnd(t, rec); end.Status != events.CallFailed || end.Error != "" {
@@ -220,7 +221,7 @@ func TestExecuteAgainstMCPDemo(t *testing.T) {
 			t.Fatalf("status %s, err %v, want a timeout", res.Status, res.Err)
 		}
 		const want = "tool call error: tool call failed for `demo/slow`: timed out awaiting tools/call after 0.2s"
-		if got := body(t, res.Model.Text); got != want {
+		if got := body(t, res.Output().Text); got != want {
 			t.Errorf("model text body = %q, want %q", got, want)
 		}
 		if res.Wall < 200*time.Millisecond || res.Wall > 15*time.Second {

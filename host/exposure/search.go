@@ -222,7 +222,7 @@ func (s *Step) callSearch(req CallRequest, started time.Time) CallResult {
 	}
 	s.opts.Events.Emit(events.ToolCallBegin{At: started,
 		Call:      events.Call{CallID: req.CallID, SessionID: s.opts.SessionID, Tool: SearchToolName, ModelName: SearchToolName},
-		Arguments: marshalArgs(args)})
+		Arguments: args})
 	b, _ := json.Marshal(out)
 	var structured map[string]any
 	_ = json.Unmarshal(b, &structured)
@@ -232,7 +232,7 @@ func (s *Step) callSearch(req CallRequest, started time.Time) CallResult {
 		Call:   events.Call{CallID: req.CallID, SessionID: s.opts.SessionID, Tool: SearchToolName, ModelName: SearchToolName},
 		Status: events.CallCompleted, Duration: wall, Result: execution.EventProjection(raw, nil)})
 	return CallResult{CallID: req.CallID, Status: events.CallCompleted, Raw: raw, Tool: s.search, Found: found,
-		Model: execution.ModelProjection(raw, nil, wall, s.opts.Model)}
+		wall: wall, model: s.opts.Model}
 }
 
 // searchEntry returns the registry entry of tool_search for this step.

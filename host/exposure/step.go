@@ -225,8 +225,6 @@ type CallResult struct {
 	CallID string
 	// Status is events.CallCompleted, CallFailed or CallDenied.
 	Status string
-	// Model is what the model receives.
-	Model execution.ModelOutput
 	// Raw is the server's CallToolResult, or for calls the host ended
 	// (unknown tool, bad arguments, denial, stale catalog, transport
 	// failure) an isError result carrying the same text.
@@ -242,6 +240,34 @@ type CallResult struct {
 	Found []*Tool
 	// Err is why the host ended the call, nil when the server answered.
 	Err error
+
+	// What Output projects: the executed call (nil when the host ended
+	// it: then Raw carries the text), its wall time and the notes of
+	// PostToolUse hooks.
+	exec  *execution.Result
+	wall  time.Duration
+	model config.Model
+	notes []string
+}
+
+// Output is what the model receives ([execution.ModelProjection] plus the
+// notes of PostToolUse hooks). It is computed on demand: a gateway
+// forwards Raw to its client and never needs it.
+func (r CallResult) Output() execution.ModelOutput {
+	var out execution.ModelOutput
+	if r.exec != nil {
+		out = r.exec.Output()
+	} else {
+		out = execution.ModelProjection(r.Raw, nil, r.wall, r.model)
+	}
+	if len(r.notes) > 0 {
+		note := strings.Join(r.notes, "\n")
+		out.Text += "\n\n" + note
+		if len(out.Items) > 0 {
+			out.Items = append(out.Items, execution.Item{Type: execution.ItemText, Text: note})
+		}
+	}
+	return out
 }
 
 // Texts the model receives when the host ends a call.
@@ -276,7 +302,10 @@ func (s *Step) Call(ctx context.Context, req CallRequest) CallResult {
 	}
 
 	call := events.Call{CallID: req.CallID, SessionID: s.opts.SessionID, Server: t.Server, Tool: t.RawName(), ModelName: t.ModelName}
-	rawArgs := marshalArgs(args)
+	rawArgs := args
+	if rawArgs == nil {
+		rawArgs = json.RawMessage(`{}`)
+	}
 	s.opts.Events.Emit(events.ToolCallBegin{At: started, Call: call, Arguments: rawArgs})
 
 	areq := approval.Request{
@@ -329,22 +358,17 @@ func (s *Step) Call(ctx context.Context, req CallRequest) CallResult {
 		OnProgress:   req.OnProgress,
 		Started:      started,
 	})
-	isError := res.Raw == nil || res.Raw.IsError
-	if notes := s.opts.Approver.PostToolUse(ctx, areq, approval.PostResult{Status: res.Status, Output: res.Model.Text,
-		IsError: isError, Raw: res.Raw, Err: res.Err, Duration: res.Wall}); len(notes) > 0 {
-		note := strings.Join(notes, "\n")
-		res.Model.Text += "\n\n" + note
-		if len(res.Model.Items) > 0 {
-			res.Model.Items = append(res.Model.Items, execution.Item{Type: execution.ItemText, Text: note})
-		}
-	}
-	out := CallResult{CallID: req.CallID, Status: res.Status, Model: res.Model, Raw: res.Raw,
-		Decision: dec, Reached: true, Tool: t, Err: res.Err}
+	notes := s.opts.Approver.PostToolUse(ctx, areq, approval.PostResult{Status: res.Status,
+		Output:  func() string { return res.Output().Text },
+		IsError: res.Raw == nil || res.Raw.IsError, Raw: res.Raw, Err: res.Err, Duration: res.Wall})
+	out := CallResult{CallID: req.CallID, Status: res.Status, Raw: res.Raw,
+		Decision: dec, Reached: true, Tool: t, Err: res.Err, exec: &res, notes: notes}
 	if out.Raw == nil {
-		out.Raw = errorResult(res.Model.Text)
+		text := "the server returned no result"
 		if res.Err != nil {
-			out.Raw = errorResult(res.Err.Error())
+			text = res.Err.Error()
 		}
+		out.Raw = errorResult(text)
 	}
 	return out
 }
@@ -370,12 +394,10 @@ func (s *Step) stillCurrent(t *Tool) error {
 // ended finishes a call that never began (no events: nothing was asked
 // of anyone).
 func (s *Step) ended(callID string, t *Tool, started time.Time, err error) CallResult {
-	text := err.Error()
-	wall := s.opts.Now().Sub(started)
 	return CallResult{
 		CallID: callID, Status: events.CallFailed, Tool: t, Err: err,
-		Model: execution.ModelProjection(errorResult(text), nil, wall, s.opts.Model),
-		Raw:   errorResult(text),
+		Raw:  errorResult(err.Error()),
+		wall: s.opts.Now().Sub(started), model: s.opts.Model,
 	}
 }
 
@@ -393,17 +415,6 @@ func (s *Step) endedAfterBegin(call events.Call, t *Tool, started time.Time, sta
 
 func errorResult(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
-}
-
-func marshalArgs(args map[string]any) json.RawMessage {
-	if args == nil {
-		return json.RawMessage(`{}`)
-	}
-	b, err := json.Marshal(args)
-	if err != nil {
-		return json.RawMessage(`{}`)
-	}
-	return b
 }
 
 // NewID returns a random id with a readable prefix, e.g. "call_9f1c…".

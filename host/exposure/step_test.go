@@ -54,7 +54,7 @@ func (r *recordingExecutor) Execute(_ context.Context, req execution.Request) ex
 	r.calls = append(r.calls, req.Call.Server+"/"+req.Call.Tool)
 	r.mu.Unlock()
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}
-	return execution.Result{Raw: res, Status: events.CallCompleted, Model: execution.ModelOutput{Text: "ok"}}
+	return execution.Result{Raw: res, Status: events.CallCompleted}
 }
 
 // tools builds a catalog: server name → tool name → description.
@@ -155,7 +155,7 @@ func TestToolSearchFindsAndRoutesDeferredTools(t *testing.T) {
 
 	res := s.Call(t.Context(), CallRequest{Name: SearchToolName, Arguments: []byte(`{"query":"take a picture of a website","limit":2}`)})
 	if res.Status != events.CallCompleted {
-		t.Fatalf("search: %s", res.Model.Text)
+		t.Fatalf("search: %s", res.Output().Text)
 	}
 	var out SearchResult
 	if err := json.Unmarshal([]byte(res.Raw.Content[0].(*mcp.TextContent).Text), &out); err != nil {
@@ -203,7 +203,7 @@ func TestToolSearchErrors(t *testing.T) {
 	} {
 		res := s.Call(t.Context(), CallRequest{Name: SearchToolName, Arguments: []byte(args)})
 		if res.Status != events.CallFailed || res.Raw.Content[0].(*mcp.TextContent).Text != want {
-			t.Errorf("%s: %s %q, want %q", args, res.Status, res.Model.Text, want)
+			t.Errorf("%s: %s %q, want %q", args, res.Status, res.Output().Text, want)
 		}
 	}
 }

@@ -29,7 +29,9 @@ type handler struct {
 }
 
 func (h *handler) Enabled(_ context.Context, lvl slog.Level) bool {
-	return h.log.GetLevel() <= toHCLog(lvl)
+	cur := h.log.GetLevel()
+	// A null logger reports NoLevel: nothing is kept, so nothing is built.
+	return cur != hclog.NoLevel && cur != hclog.Off && cur <= toHCLog(lvl)
 }
 
 func (h *handler) Handle(_ context.Context, r slog.Record) error {

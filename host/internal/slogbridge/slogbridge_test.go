@@ -31,3 +31,9 @@ func TestBridgeKeepsLevelsAndAttributes(t *testing.T) {
 func TestNilLoggerDiscards(t *testing.T) {
 	New(nil).Error("nothing happens")
 }
+
+func TestNullLoggerIsDisabled(t *testing.T) {
+	if New(hclog.NewNullLogger()).Enabled(t.Context(), slog.LevelError) {
+		t.Error("a null logger must not make go-sdk build log records")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -227,7 +228,10 @@ func (h *Host) Apply(cfg *config.Config) manager.ApplyResult {
 	if old.AuditLog != cfg.AuditLog {
 		h.log.Warn("audit_log changed; the new path takes effect after a restart", "path", old.AuditLog)
 	}
-	return h.Manager.Apply(cfg, envs)
+	res := h.Manager.Apply(cfg, envs)
+	h.Bus.Emit(events.ConfigApplied{At: time.Now(), Kept: res.Kept, Updated: res.Updated,
+		Restarted: res.Restarted, Removed: res.Removed, Added: res.Added})
+	return res
 }
 
 // rememberApproval writes approval_mode = "approve" for a tool into the

@@ -76,6 +76,14 @@ func exampleDir(t *testing.T) string {
 	if err := os.Symlink(testbin.Path(t, "mcp-demo"), filepath.Join(dir, "bin", "mcp-demo")); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Mkdir(filepath.Join(dir, "bin", "plugins"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"plugins/toolgate-hook-policy", "plugins/toolgate-guardian"} {
+		if err := os.Symlink(testbin.Path(t, p), filepath.Join(dir, "bin", p)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return dir
 }
 

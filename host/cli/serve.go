@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/host"
 	"github.com/toolgate/toolgate/host/gateway"
 	"github.com/toolgate/toolgate/host/manager"
+	"github.com/toolgate/toolgate/host/reload"
 )
 
 // listenFromConfig is the --http value that means "serve { listen }".
@@ -37,6 +39,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	var (
 		stdio    bool
 		httpAddr string
+		watch    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [--stdio | --http ADDR]",
@@ -52,6 +55,11 @@ toolgate themselves; diagnostics go to stderr. --http ADDR serves Streamable
 HTTP at http://ADDR/mcp (--http config uses the serve { listen } address).
 The listener answers only this machine unless serve { token_env_var } names a
 variable holding a bearer token, which is then required on every request.
+
+SIGHUP (and, with --watch, any change of the configuration file) reloads the
+configuration: servers whose connection settings did not change keep running,
+changed ones restart, removed ones stop, added ones start. An invalid new
+configuration is refused with its diagnostics and the running one stays.
 
 Ctrl-C stops toolgate and every server it started.`,
 		Example: `  toolgate serve --config toolgate.hcl
@@ -101,6 +109,20 @@ Ctrl-C stops toolgate and every server it started.`,
 				}
 				return exit(ExitFailure, err)
 			}
+			// Reloads run until serving ends, and end before the gateway
+			// and host close (defers run last-in, first-out).
+			reloadCtx, stopReloads := context.WithCancel(ctx)
+			reloads := make(chan error, 1)
+			go func() {
+				reloads <- reload.Run(reloadCtx, reload.Options{Path: g.loadedPath, Watch: watch, Signal: true, Logger: log.Named("reload")},
+					g.reloader(h, g.loadedPath))
+			}()
+			defer func() {
+				stopReloads()
+				if err := <-reloads; err != nil {
+					fmt.Fprintln(g.io.Err, "toolgate: watching the configuration failed:", err)
+				}
+			}()
 			summary := fmt.Sprintf("toolgate: serving %d tools from %d MCP server(s)", len(gw.Tools()), len(sum.Ready))
 			if endpoint == nil {
 				fmt.Fprintln(g.io.Err, summary+" over stdio; stop with Ctrl-C or by closing stdin")
@@ -130,6 +152,7 @@ Ctrl-C stops toolgate and every server it started.`,
 	}
 	cmd.Flags().BoolVar(&stdio, "stdio", false, "serve MCP on stdin/stdout (the default)")
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve Streamable HTTP at http://ADDR/mcp; \"config\" means serve { listen }")
+	cmd.Flags().BoolVar(&watch, "watch", false, "reload the configuration when its file changes (SIGHUP always reloads)")
 	return cmd
 }
 

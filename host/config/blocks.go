@@ -200,6 +200,17 @@ func (l *loader) plugin(d *decoder, r *rawPlugin, f *hcl.File) {
 		p.Events = d.hookEvents(r.Events, v)
 	}
 
+	if v, ok := d.stringList(r.EnvVars); ok {
+		for _, name := range v {
+			if !validEnvName(name) {
+				d.errorf(r.EnvVars.Range, "Invalid variable name",
+					"env_vars of plugin %q lists %q, which is not an environment variable name (letters, digits and _, not starting with a digit).", r.Name, name)
+				continue
+			}
+			p.EnvVars = append(p.EnvVars, name)
+		}
+	}
+
 	for _, m := range r.Match {
 		if p.Kind != "" && p.Kind != KindHook {
 			d.errorf(m.DeclRange, "match is only for hook plugins",
@@ -426,4 +437,17 @@ func (l *loader) checkPluginRef(d *decoder, a *hcl.Attribute, name string, kind 
 			"%s names plugin %q as its %s, but that plugin has kind %q (defined at %s). Use a plugin with kind = %q.",
 			owner, name, a.Name, p.Kind, p.DeclRange, kind)
 	}
+}
+
+// validEnvName reports whether name can be an environment variable.
+func validEnvName(name string) bool {
+	if name == "" || (name[0] >= '0' && name[0] <= '9') {
+		return false
+	}
+	for _, c := range name {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }

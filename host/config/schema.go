@@ -65,6 +65,7 @@ type rawPlugin struct {
 	Timeout   *hcl.Attribute `hcl:"timeout,optional"`
 	OnError   *hcl.Attribute `hcl:"on_error,optional"`
 	Events    *hcl.Attribute `hcl:"events,optional"`
+	EnvVars   *hcl.Attribute `hcl:"env_vars,optional"`
 	Match     []rawMatch     `hcl:"match,block"`
 	Config    *rawOpaque     `hcl:"config,block"`
 	DeclRange hcl.Range      // set by the loader

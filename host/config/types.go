@@ -179,6 +179,11 @@ type Plugin struct {
 	Match []HookMatch
 	// Hook-only: events this hook receives. Empty = all events.
 	Events []string
+	// EnvVars names host environment variables passed to the plugin
+	// process (e.g. an API key for the Guardian's LLM engine). Nothing else
+	// of the host's environment reaches a plugin beyond PATH, HOME, TMPDIR
+	// and LANG.
+	EnvVars []string
 
 	DeclRange hcl.Range
 }

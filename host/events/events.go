@@ -155,3 +155,18 @@ const (
 	PluginFailed  = "failed"
 	PluginGivenUp = "given_up"
 )
+
+// ConfigApplied is emitted when a new configuration was put in force
+// without a restart (SIGHUP or a watched file change). Front ends that
+// publish tools (the gateway) refresh on it: exposure settings may have
+// changed without any server's tool list changing.
+type ConfigApplied struct {
+	At        time.Time `json:"at"`
+	Kept      []string  `json:"kept"`
+	Updated   []string  `json:"updated"`
+	Restarted []string  `json:"restarted"`
+	Removed   []string  `json:"removed"`
+	Added     []string  `json:"added"`
+}
+
+func (ConfigApplied) Kind() string { return "config_applied" }

@@ -126,7 +126,7 @@ func (g *Gateway) Attach(h *host.Host) error {
 	}
 	h.Bus.AddSink(events.SinkFunc(func(e events.Event) {
 		switch e.(type) {
-		case events.ServerState, events.ServerStartup, events.StartupComplete:
+		case events.ServerState, events.ServerStartup, events.StartupComplete, events.ConfigApplied:
 			select {
 			case g.changed <- struct{}{}:
 			default:

@@ -30,10 +30,12 @@ import (
 // and go-plugin's handshake variables; nothing else of the host's.
 func TestPluginEnvironmentIsBuiltExplicitly(t *testing.T) {
 	t.Setenv("TOOLGATE_TEST_SECRET", "hunter2")
+	t.Setenv("TOOLGATE_TEST_API_KEY", "given-on-purpose")
 	cfg := loadConfig(t, fmt.Sprintf(`
 plugin "allow" {
-  kind = "hook"
-  path = %q
+  kind     = "hook"
+  path     = %q
+  env_vars = ["TOOLGATE_TEST_API_KEY", "TOOLGATE_TEST_UNSET"]
 }
 `, bin("hook-allow")))
 	h, _ := newHost(t, cfg, pluginhost.Options{Logger: testLogger(t, hclog.Warn)})
@@ -49,7 +51,10 @@ plugin "allow" {
 		k, v, _ := strings.Cut(string(kv), "=")
 		env[k] = v
 	}
-	allowed := []string{"PATH", "HOME", "TMPDIR", "LANG", sdk.EnvLogLevel,
+	if env["TOOLGATE_TEST_API_KEY"] != "given-on-purpose" {
+		t.Errorf("a variable named in env_vars did not reach the plugin")
+	}
+	allowed := []string{"PATH", "HOME", "TMPDIR", "LANG", sdk.EnvLogLevel, "TOOLGATE_TEST_API_KEY",
 		sdk.Handshake.MagicCookieKey, "PLUGIN_MIN_PORT", "PLUGIN_MAX_PORT", "PLUGIN_PROTOCOL_VERSIONS", "PLUGIN_CLIENT_CERT"}
 	for k := range env {
 		if !slices.Contains(allowed, k) {

@@ -53,7 +53,7 @@ func (in *instance) start(p *process, block config.Plugin, env *config.Environme
 	}
 	set, dispense := in.pluginSet()
 	cmd := exec.Command(block.Path)
-	cmd.Env = in.h.pluginEnv()
+	cmd.Env = in.h.pluginEnv(block.EnvVars)
 	setPdeathsig(cmd)
 	p.cmd = cmd
 	p.client = plugin.NewClient(&plugin.ClientConfig{
@@ -147,11 +147,12 @@ func (in *instance) pluginSet() (map[int]plugin.PluginSet, string) {
 	return hook.VersionedPlugins(nil), hook.PluginName
 }
 
-// pluginEnv is the whole environment of a plugin process (go-plugin adds
-// its handshake variables).
-func (h *Host) pluginEnv() []string {
-	env := make([]string, 0, len(pluginEnvNames)+1)
-	for _, k := range pluginEnvNames {
+// pluginEnv is the whole environment of a plugin process: the few basics,
+// the names the block lists in env_vars (only if set), and the log level
+// (go-plugin adds its handshake variables).
+func (h *Host) pluginEnv(extra []string) []string {
+	env := make([]string, 0, len(pluginEnvNames)+len(extra)+1)
+	for _, k := range append(pluginEnvNames[:len(pluginEnvNames):len(pluginEnvNames)], extra...) {
 		if v, ok := h.opts.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}

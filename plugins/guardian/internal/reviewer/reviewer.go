@@ -103,3 +103,13 @@ func (r *Reviewer) Review(ctx context.Context, a guardian.Action) (guardian.Verd
 	r.logger.Debug("review", "engine", box.name, "call_id", a.CallID, "outcome", v.Outcome, "risk", v.RiskLevel)
 	return v, nil
 }
+
+// Name and Version identify the plugin in Info (toolgate plugins shows
+// them). The version changes when the plugin's behaviour or config does.
+const (
+	Name    = "toolgate-guardian"
+	Version = "0.1.0"
+)
+
+// Identity names the plugin in Info.
+func (*Reviewer) Identity() sdk.Identity { return sdk.Identity{Name: Name, Version: Version} }

@@ -142,3 +142,13 @@ func (c *Command) invoke(ctx context.Context, s *settings, event string, req hoo
 func (s *settings) deniedBy() string {
 	return "denied by the hook command " + filepath.Base(s.argv[0])
 }
+
+// Name and Version identify the plugin in Info (toolgate plugins shows
+// them). The version changes when the plugin's behaviour or config does.
+const (
+	Name    = "toolgate-hook-command"
+	Version = "0.1.0"
+)
+
+// Identity names the plugin in Info.
+func (*Command) Identity() sdk.Identity { return sdk.Identity{Name: Name, Version: Version} }

@@ -95,3 +95,13 @@ func (p *Policy) logDecision(event string, req hook.Request, v verdict) {
 	p.logger.Debug("policy decision", "event", event, "server", req.Server, "tool", req.Tool,
 		"call_id", req.CallID, "decision", v.decision, "by", v.source)
 }
+
+// Name and Version identify the plugin in Info (toolgate plugins shows
+// them). The version changes when the plugin's behaviour or config does.
+const (
+	Name    = "toolgate-hook-policy"
+	Version = "0.1.0"
+)
+
+// Identity names the plugin in Info.
+func (*Policy) Identity() sdk.Identity { return sdk.Identity{Name: Name, Version: Version} }

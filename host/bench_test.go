@@ -111,15 +111,26 @@ func benchCallPath(b *testing.B, audit bool) {
 // reportLatency reports p50/p99 of a measured path and its baseline, and
 // the p50 ratio.
 func reportLatency(b *testing.B, name string, got []time.Duration, baseName string, base []time.Duration) {
-	p := func(ds []time.Duration, q float64) time.Duration {
-		s := slices.Clone(ds)
-		slices.Sort(s)
-		return s[min(len(s)-1, int(q*float64(len(s))))]
-	}
-	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
-	b.ReportMetric(us(p(got, 0.50)), name+"_p50_us")
-	b.ReportMetric(us(p(got, 0.99)), name+"_p99_us")
-	b.ReportMetric(us(p(base, 0.50)), baseName+"_p50_us")
-	b.ReportMetric(us(p(base, 0.99)), baseName+"_p99_us")
-	b.ReportMetric(float64(p(got, 0.50))/float64(p(base, 0.50)), "x_p50")
+	reportPath(b, baseName, base)
+	reportAgainst(b, name, got, base)
 }
+
+// reportPath reports p50/p99 of one path.
+func reportPath(b *testing.B, name string, ds []time.Duration) {
+	b.ReportMetric(us(quantile(ds, 0.50)), name+"_p50_us")
+	b.ReportMetric(us(quantile(ds, 0.99)), name+"_p99_us")
+}
+
+// reportAgainst reports p50/p99 of a path and its p50 ratio to base.
+func reportAgainst(b *testing.B, name string, got, base []time.Duration) {
+	reportPath(b, name, got)
+	b.ReportMetric(float64(quantile(got, 0.50))/float64(quantile(base, 0.50)), name+"_x_p50")
+}
+
+func quantile(ds []time.Duration, q float64) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
+}
+
+func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }

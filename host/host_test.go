@@ -92,7 +92,7 @@ func newHost(t *testing.T, asker approval.Asker, serverBody string, demoArgs ...
 
 var binRef = regexp.MustCompile(`\{\{BIN:([^}]+)\}\}`)
 
-func startHost(t *testing.T, s setup) *fixture {
+func startHost(t testing.TB, s setup) *fixture {
 	t.Helper()
 	if s.server == "" {
 		s.server = "demo"

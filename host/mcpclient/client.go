@@ -268,7 +268,22 @@ func (c *Client) Connect(ctx context.Context) error {
 
 	c.wg.Add(1)
 	go c.watch(s)
+	c.enableLogging(ctx, s)
 	return nil
+}
+
+// enableLogging asks a server that offers logging to send its messages:
+// servers send notifications/message only after logging/setLevel, and
+// the host forwards them (log, or upstream in gateway mode). Best effort:
+// a server that refuses still works.
+func (c *Client) enableLogging(ctx context.Context, s *mcp.ClientSession) {
+	init := s.InitializeResult()
+	if init == nil || init.Capabilities == nil || init.Capabilities.Logging == nil || init.ProtocolVersion >= ModernVersion {
+		return
+	}
+	if err := s.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		c.log.Debug("the server refused logging/setLevel", "error", err)
+	}
 }
 
 // connect makes one attempt at version. On failure it leaves nothing

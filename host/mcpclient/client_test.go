@@ -392,3 +392,32 @@ func TestProgressOverHTTPArrivesBeforeTheResult(t *testing.T) {
 		t.Fatalf("received %d progress notifications before the result, want 4", n)
 	}
 }
+
+func TestServerLogMessagesAreRequestedAndDelivered(t *testing.T) {
+	env, _ := launch.BuildEnv(os.LookupEnv, nil, nil, false)
+	got := make(chan *mcp.LoggingMessageParams, 4)
+	c, err := New(Options{Name: "demo", Stdio: &Stdio{
+		Launcher: launch.NewLocal(launch.LocalOptions{}),
+		Spec:     launch.Spec{Server: "demo", Command: testbin.Path(t, "mcp-demo"), Args: []string{"--log-messages"}, Env: env, Dir: t.TempDir()},
+	}, Handlers: Handlers{Log: func(_ context.Context, p *mcp.LoggingMessageParams) { got <- p }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	if err := c.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}, CallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	select {
+	case p := <-got:
+		if p.Level != "info" {
+			t.Errorf("level = %q", p.Level)
+		}
+	case <-ctx.Done():
+		t.Fatal("the server's log message never arrived: the host must ask for it with logging/setLevel")
+	}
+}

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/goleak"
 
 	"github.com/toolgate/toolgate/host"
 	"github.com/toolgate/toolgate/host/approval"
@@ -29,17 +28,7 @@ import (
 	"github.com/toolgate/toolgate/internal/testbin"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testbin.Cleanup()
-	if code == 0 {
-		if err := goleak.Find(goleak.IgnoreCurrent()); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 
 // scripted answers approval prompts from a queue and records them.
 type scripted struct {

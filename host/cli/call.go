@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/host/terminal"
+	"github.com/toolgate/toolgate/internal/spelling"
 )
 
 func newCallCmd(g *globals) *cobra.Command {
@@ -178,7 +179,7 @@ func suggest(step *exposure.Step, name string) string {
 	var best []string
 	bestD := 1 << 30
 	for _, t := range step.Tools() {
-		d := distance(strings.ToLower(name), strings.ToLower(t.ModelName))
+		d := spelling.Distance(strings.ToLower(name), strings.ToLower(t.ModelName))
 		switch {
 		case d < bestD:
 			best, bestD = []string{t.ModelName}, d
@@ -190,24 +191,4 @@ func suggest(step *exposure.Step, name string) string {
 		return "; see `toolgate tools` for the names"
 	}
 	return fmt.Sprintf("; did you mean %s?", strings.Join(best, " or "))
-}
-
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -16,24 +16,13 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
 
 	"github.com/toolgate/toolgate/host/cli"
 	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testbin"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testbin.Cleanup()
-	if code == 0 {
-		if err := goleak.Find(goleak.IgnoreCurrent()); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 
 type result struct {
 	code           int

@@ -1,9 +1,10 @@
 package config
 
 import (
+	"github.com/toolgate/toolgate/internal/spelling"
+
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
@@ -44,45 +45,8 @@ func WriteDiagnostics(w io.Writer, diags hcl.Diagnostics, files map[string]*hcl.
 }
 
 // suggest returns the candidate closest to got, or "" when none is close
-// enough to be a plausible typo. Case differences cost nothing, so "Never"
-// suggests "never".
-func suggest(got string, candidates []string) string {
-	lower := strings.ToLower(got)
-	best, bestDist := "", -1
-	for _, c := range candidates {
-		dist := levenshtein(lower, strings.ToLower(c))
-		if bestDist < 0 || dist < bestDist {
-			best, bestDist = c, dist
-		}
-	}
-	// A third of the word, at least 1 and at most 3 edits: enough for
-	// "on_request" → "on-request", not enough for "yes" → "never".
-	limit := max(1, min(3, len([]rune(lower))/3))
-	if bestDist < 0 || bestDist > limit {
-		return ""
-	}
-	return best
-}
+// enough to be a plausible typo (see spelling.Closest).
+func suggest(got string, candidates []string) string { return spelling.Closest(got, candidates) }
 
-// levenshtein is the edit distance (insert, delete, substitute) between a
-// and b, by rune.
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
-}
+// levenshtein is the edit distance between a and b.
+func levenshtein(a, b string) int { return spelling.Distance(a, b) }

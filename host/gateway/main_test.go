@@ -15,7 +15,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/goleak"
 
 	"github.com/toolgate/toolgate/host"
 	"github.com/toolgate/toolgate/host/config"
@@ -24,17 +23,7 @@ import (
 	"github.com/toolgate/toolgate/internal/testbin"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testbin.Cleanup()
-	if code == 0 {
-		if err := goleak.Find(goleak.IgnoreCurrent()); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 
 // fixture is a started host with one or more servers and a gateway in
 // front of it.

@@ -17,7 +17,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/goleak"
 
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/environment"
@@ -29,17 +28,7 @@ import (
 	"github.com/toolgate/toolgate/internal/testbin"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testbin.Cleanup()
-	if code == 0 {
-		if err := goleak.Find(goleak.IgnoreCurrent()); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 
 // demo returns a stdio server block running mcp-demo with args.
 func demo(t *testing.T, name string, args ...string) config.Server {

@@ -16,26 +16,13 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/goleak"
 
 	"github.com/toolgate/toolgate/host/launch"
 	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testbin"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testbin.Cleanup()
-	if code == 0 {
-		// go-sdk sends notifications/cancelled from a goroutine bounded by
-		// 5 s; let those finish before looking for leaks.
-		if err := goleak.Find(goleak.IgnoreCurrent()); err != nil {
-			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 
 // pipeLauncher is a unit-test launcher: instead of a process it serves an
 // in-process go-sdk server over pipes.

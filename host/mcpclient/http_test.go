@@ -27,6 +27,7 @@ type testServer struct {
 	*httptest.Server
 	mu       sync.Mutex
 	handler  http.Handler // replaced by restart
+	srv      *mcp.Server  // behind handler; its sessions end with it
 	stateful bool
 	// answer, when set, may answer a POST itself instead of the server.
 	answer func(w http.ResponseWriter, r *http.Request, method string) bool
@@ -38,8 +39,24 @@ func newTestServer(t *testing.T, stateful bool) *testServer {
 	ts := &testServer{stateful: stateful, calls: map[string]int{}}
 	ts.restart()
 	ts.Server = httptest.NewServer(http.HandlerFunc(ts.serve))
-	t.Cleanup(ts.Close)
+	t.Cleanup(func() {
+		ts.Close()
+		ts.mu.Lock()
+		closeSessions(ts.srv)
+		ts.mu.Unlock()
+	})
 	return ts
+}
+
+// closeSessions ends a server's sessions: an HTTP server going away does
+// not end the MCP sessions it served.
+func closeSessions(srv *mcp.Server) {
+	if srv == nil {
+		return
+	}
+	for ss := range srv.Sessions() {
+		_ = ss.Close()
+	}
 }
 
 func echoServer() *mcp.Server {
@@ -59,8 +76,10 @@ func (ts *testServer) restart() {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Stateless: !ts.stateful, JSONResponse: true})
 	ts.mu.Lock()
-	ts.handler = h
+	old := ts.srv
+	ts.handler, ts.srv = h, srv
 	ts.mu.Unlock()
+	closeSessions(old) // a restarted server forgets its sessions
 }
 
 func (ts *testServer) serve(w http.ResponseWriter, r *http.Request) {

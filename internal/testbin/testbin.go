@@ -16,6 +16,8 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 // Packages maps a binary name to the package that builds it.
@@ -141,4 +143,22 @@ func EverythingServer(t testing.TB, args ...string) []string {
 		filepath.Join(dir, "node_modules", ".bin", "node"),
 		filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"),
 	}, args...)
+}
+
+// Main runs a package's tests for its TestMain, removes binaries built on
+// demand, and fails the run when the tests leaked goroutines (compared with
+// the goroutines that existed before they ran). Use it as
+//
+//	func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
+func Main(m *testing.M, opts ...goleak.Option) int {
+	opts = append(opts, goleak.IgnoreCurrent())
+	code := m.Run()
+	Cleanup()
+	if code == 0 {
+		if err := goleak.Find(opts...); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	return code
 }

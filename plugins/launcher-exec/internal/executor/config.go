@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"github.com/toolgate/toolgate/internal/spelling"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -467,36 +469,11 @@ func quoteList(list []string) string {
 
 // didYouMean suggests the candidate closest to s, if one is close.
 func didYouMean(s string, candidates []string) string {
-	best, bestDist := "", 3
-	for _, c := range candidates {
-		if dist := editDistance(strings.ToLower(s), c); dist < bestDist {
-			best, bestDist = c, dist
-		}
-	}
+	best := spelling.Closest(s, candidates)
 	if best == "" {
 		return ""
 	}
 	return fmt.Sprintf(" Did you mean %q?", best)
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func sortedKeys[V any](m map[string]V) []string {

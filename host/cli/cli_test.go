@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/toolgate/toolgate/host/cli"
 	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testbin"

@@ -39,6 +39,11 @@ type ClientOptions struct {
 	// Logger receives diagnostics about processes (never their I/O, args or
 	// environment). Nil discards them.
 	Logger hclog.Logger
+	// StreamOnly keeps every process's I/O on the launch stream: the
+	// client never asks the plugin for the process's pipes. By default it
+	// asks where it can take them (Linux), and the plugin decides per
+	// process (see [ModePassedFDs]).
+	StreamOnly bool
 }
 
 func (o ClientOptions) withDefaults() ClientOptions {
@@ -66,6 +71,7 @@ type Client struct {
 	plugin wire.PluginClient
 	exited context.Context
 	opts   ClientOptions
+	faults fdFaults // tests only
 }
 
 // NewClient returns a client of the launcher served on conn. exited must be
@@ -127,6 +133,7 @@ func (c *Client) Launch(ctx context.Context, spec Spec) (*RemoteProcess, error) 
 	// ctx bounds the start: if it ends first, abandon the stream (the
 	// plugin then kills whatever it started).
 	stopStartBound := context.AfterFunc(ctx, cancel)
+	acceptFDs := fdPassingSupported && !c.opts.StreamOnly
 	err = stream.Send(&launcherv1.LaunchClientFrame{Frame: &launcherv1.LaunchClientFrame_Start{Start: &launcherv1.StartSpec{
 		Server:    spec.Server,
 		Command:   spec.Command,
@@ -134,6 +141,7 @@ func (c *Client) Launch(ctx context.Context, spec Spec) (*RemoteProcess, error) 
 		Env:       spec.Env,
 		Dir:       spec.Dir,
 		RemoteEnv: spec.RemoteEnv,
+		AcceptFds: acceptFDs,
 	}}})
 	var first *launcherv1.LaunchServerFrame
 	if err == nil {
@@ -141,8 +149,17 @@ func (c *Client) Launch(ctx context.Context, spec Spec) (*RemoteProcess, error) 
 	} else if errors.Is(err, io.EOF) {
 		_, err = stream.Recv() // the stream's real status
 	}
+	var files *stdioFiles
+	var settleErr error
+	if offer := first.GetStarted().GetFdOffer(); err == nil && offer != nil {
+		files, settleErr = c.settleOffer(ctx, stream, spec.Server, offer, acceptFDs)
+	}
 	if !stopStartBound() {
+		files.close()
 		return fail(ctx.Err())
+	}
+	if settleErr != nil {
+		return fail(settleErr)
 	}
 	if errors.Is(err, io.EOF) {
 		return fail(wire.BadResponse("the launch stream ended before the process started"))
@@ -152,7 +169,7 @@ func (c *Client) Launch(ctx context.Context, spec Spec) (*RemoteProcess, error) 
 	}
 	switch f := first.GetFrame().(type) {
 	case *launcherv1.LaunchServerFrame_Started:
-		return newRemoteProcess(spec.Server, int(f.Started.GetPid()), stream, cancel, c.exited, c.opts), nil
+		return newRemoteProcess(spec.Server, int(f.Started.GetPid()), stream, cancel, c.exited, c.opts, files), nil
 	case *launcherv1.LaunchServerFrame_Error:
 		cancel()
 		return nil, &StartError{
@@ -163,6 +180,38 @@ func (c *Client) Launch(ctx context.Context, spec Spec) (*RemoteProcess, error) 
 	default:
 		return fail(wire.BadResponse("the launch stream began with %T, not started or error", f))
 	}
+}
+
+// settleOffer fetches the process's pipes a plugin offered, if the host
+// asked for them, and tells the plugin whether it took them. Whatever goes
+// wrong with the pipes, the process stays usable over the stream; only a
+// broken stream is an error.
+func (c *Client) settleOffer(ctx context.Context, stream launcherv1.LauncherService_LaunchClient,
+	server string, offer *launcherv1.FdOffer, asked bool,
+) (*stdioFiles, error) {
+	var files *stdioFiles
+	fetchErr := errors.New("the host did not ask for descriptors")
+	if asked {
+		files, fetchErr = fetchFDs(ctx, offer, c.faults)
+	}
+	handoff := &launcherv1.FdHandoff{Taken: fetchErr == nil}
+	if fetchErr != nil {
+		handoff.Reason = fetchErr.Error()
+		c.opts.Logger.Debug("launcher offered the process's pipes but the host could not take them; using the stream",
+			"server", server, "error", fetchErr)
+	}
+	err := stream.Send(&launcherv1.LaunchClientFrame{Frame: &launcherv1.LaunchClientFrame_FdHandoff{FdHandoff: handoff}})
+	if err != nil {
+		files.close()
+		if errors.Is(err, io.EOF) {
+			_, err = stream.Recv() // the stream's real status
+			if errors.Is(err, io.EOF) {
+				return nil, wire.BadResponse("the launch stream ended during the descriptor hand-off")
+			}
+		}
+		return nil, wire.FromRPC(ctx, err, c.exited)
+	}
+	return files, nil
 }
 
 func errorKindFromPB(k launcherv1.StartErrorKind) ErrorKind {

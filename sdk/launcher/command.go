@@ -21,6 +21,9 @@ import (
 // When the process exits, the rest of its group gets SIGTERM. Elsewhere
 // Signal targets the process only.
 //
+// Its stdio are *os.File pipes, so the shim can pass them to a host on
+// the same machine (see [Process]).
+//
 // A start failure is a [*StartError] (not found, permission, other).
 func StartCommand(cmd *exec.Cmd) (Process, error) {
 	if cmd.Stdin != nil || cmd.Stdout != nil || cmd.Stderr != nil {

@@ -1,7 +1,8 @@
 // Package launcher is the SDK for launcher plugins: code that starts the
 // stdio MCP servers of an environment (locally, over ssh, in a container)
 // and carries their stdin, stdout and stderr to the host over one
-// bidirectional gRPC stream per process.
+// bidirectional gRPC stream per process, or, where host and plugin can,
+// hands the process's own pipes to the host.
 //
 // A launcher implements [Launcher]; [StartCommand] turns an *exec.Cmd into
 // the [Process] Start returns, so a local launcher is a few lines:
@@ -44,6 +45,34 @@
 // Each process costs the host one goroutine and the plugin four (the
 // stream's handler, one per output, one for stdin and signals), never one
 // per frame.
+//
+// # Passing the pipes
+//
+// Every frame crosses goroutine hand-offs in both processes, which is
+// most of what a small MCP call costs over the stream. So where the host
+// can take them (Linux, unless [ClientOptions.StreamOnly]), it asks for
+// the process's pipes, and the plugin offers them when all three of the
+// [Process]'s stdio are *os.File pipes (as [StartCommand] makes them).
+// The plugin listens on a unix socket in a fresh directory only its user
+// can enter, and sends its path and a random one-time nonce over the
+// stream (which go-plugin authenticates with mutual TLS). The host
+// connects and presents the nonce; the plugin checks it in constant time,
+// checks that the peer runs as its own user, and sends the three
+// descriptors with SCM_RIGHTS; the host checks that they are pipes in the
+// right directions and tells the plugin, over the stream, that it took
+// them. Only then does the plugin close its copies. Any failure on the
+// way (no offer, no socket, a wrong nonce, another user, wrong
+// descriptors) leaves the process on the stream: a launch never ends in a
+// half state. [RemoteProcess.Mode] says which way it went.
+//
+// With passed pipes, Read and Write are plain reads and writes of the
+// pipes, with no goroutine in between; the stream still carries signals
+// and the exit status, and still breaks when the plugin dies, so Close,
+// Kill, Wait and sdk.ErrPluginExited behave as before. The process still
+// dies with the plugin (StartCommand's Pdeathsig): the pipes the host
+// holds do not keep it alive. The host then uses one more goroutine per
+// process, which keeps stderr moving until Stderr is called, and the
+// plugin two (the handler and the receiver of signals).
 //
 // This package must not import anything of the host, nor the MCP go-sdk.
 //

@@ -75,6 +75,14 @@ func EnvMap(environ []string) map[string]string {
 // when the host asks, and calls Wait. Once the process has exited and
 // both outputs reached EOF (or a short grace later), the shim closes
 // Stdin, and Stdout and Stderr when they are io.Closers.
+//
+// When Stdin, Stdout and Stderr are all *os.File pipes, the shim may pass
+// them to the host instead (see "Passing the pipes" in the package doc):
+// it then closes them at once and never reads or writes them, and nothing
+// else in the plugin may either. A Process that must see its I/O (to scan,
+// log or rewrite it) must therefore not return the *os.File values
+// themselves; wrapping one in any other type keeps the process on the
+// stream.
 type Process interface {
 	// Stdin is the process's standard input.
 	Stdin() io.WriteCloser

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -50,8 +51,36 @@ func testExe(t testing.TB) string {
 	return exe
 }
 
+// ioMode is one way a process's I/O can travel; the tests of behaviour a
+// user sees run in each.
+type ioMode struct {
+	name       string
+	streamOnly bool
+}
+
+// opts returns o for this mode.
+func (m ioMode) opts(o launcher.ClientOptions) launcher.ClientOptions {
+	o.StreamOnly = m.streamOnly
+	return o
+}
+
+// want is the mode a process launched with pipes gets on this system.
+func (m ioMode) want() launcher.IOMode {
+	if m.streamOnly || runtime.GOOS != "linux" {
+		return launcher.ModeStream
+	}
+	return launcher.ModePassedFDs
+}
+
+func forEachMode(t *testing.T, test func(t *testing.T, m ioMode)) {
+	for _, m := range []ioMode{{name: "passed-fds"}, {name: "stream", streamOnly: true}} {
+		t.Run(m.name, func(t *testing.T) { test(t, m) })
+	}
+}
+
 // launch starts the test binary in helper mode through an in-process
-// launcher plugin and closes it when the test ends.
+// launcher plugin and closes it when the test ends. It checks that the
+// I/O mode is the one opts lead to.
 func launch(t testing.TB, opts launcher.ClientOptions, mode string, env ...string) *launcher.RemoteProcess {
 	t.Helper()
 	c := plugintest.LauncherWith(t, local{}, opts)
@@ -60,6 +89,9 @@ func launch(t testing.TB, opts launcher.ClientOptions, mode string, env ...strin
 		t.Fatalf("Launch: %v", err)
 	}
 	t.Cleanup(func() { _ = p.Close() })
+	if want := (ioMode{streamOnly: opts.StreamOnly}).want(); p.Mode() != want {
+		t.Fatalf("I/O mode = %v, want %v", p.Mode(), want)
+	}
 	return p
 }
 
@@ -73,236 +105,260 @@ func drain(r io.Reader) <-chan string {
 }
 
 func TestEchoRoundTrip(t *testing.T) {
-	p := launch(t, launcher.ClientOptions{}, "echo")
-	if p.Pid() <= 0 {
-		t.Errorf("Pid = %d, want the child's pid", p.Pid())
-	}
-	r := bufio.NewReader(p)
-	for _, line := range []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n", "second\n"} {
-		if _, err := io.WriteString(p, line); err != nil {
-			t.Fatalf("Write: %v", err)
+	forEachMode(t, func(t *testing.T, m ioMode) {
+		p := launch(t, m.opts(launcher.ClientOptions{}), "echo")
+		if p.Pid() <= 0 {
+			t.Errorf("Pid = %d, want the child's pid", p.Pid())
 		}
-		got, err := r.ReadString('\n')
-		if err != nil || got != line {
-			t.Fatalf("read back %q, %v; want %q", got, err, line)
+		r := bufio.NewReader(p)
+		for _, line := range []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n", "second\n"} {
+			if _, err := io.WriteString(p, line); err != nil {
+				t.Fatalf("Write: %v", err)
+			}
+			got, err := r.ReadString('\n')
+			if err != nil || got != line {
+				t.Fatalf("read back %q, %v; want %q", got, err, line)
+			}
 		}
-	}
-	if err := p.Close(); err != nil {
-		t.Errorf("Close: %v", err)
-	}
-	if err := p.Wait(t.Context()); err != nil {
-		t.Errorf("Wait after a clean exit: %v", err)
-	}
-	if n, err := r.ReadByte(); err != io.EOF {
-		t.Errorf("Read after Close = %q, %v; want io.EOF", n, err)
-	}
+		if err := p.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		if err := p.Wait(t.Context()); err != nil {
+			t.Errorf("Wait after a clean exit: %v", err)
+		}
+		if n, err := r.ReadByte(); err != io.EOF {
+			t.Errorf("Read after Close = %q, %v; want io.EOF", n, err)
+		}
+	})
 }
 
 func TestLargePayloadRoundTrip(t *testing.T) {
-	p := launch(t, launcher.ClientOptions{}, "echo")
-	payload := make([]byte, 4<<20)
-	_, _ = rand.Read(payload)
-	got := make(chan []byte, 1)
-	go func() {
-		b, _ := io.ReadAll(p)
-		got <- b
-	}()
-	if n, err := p.Write(payload); err != nil || n != len(payload) {
-		t.Fatalf("Write = %d, %v", n, err)
-	}
-	if err := p.Stdin().Close(); err != nil {
-		t.Fatalf("closing stdin: %v", err)
-	}
-	if b := <-got; !bytes.Equal(b, payload) {
-		t.Fatalf("read back %d bytes, want the %d written (equal: false)", len(b), len(payload))
-	}
-	if err := p.Wait(t.Context()); err != nil {
-		t.Errorf("Wait: %v", err)
-	}
+	forEachMode(t, func(t *testing.T, m ioMode) {
+		p := launch(t, m.opts(launcher.ClientOptions{}), "echo")
+		payload := make([]byte, 4<<20)
+		_, _ = rand.Read(payload)
+		got := make(chan []byte, 1)
+		go func() {
+			b, _ := io.ReadAll(p)
+			got <- b
+		}()
+		if n, err := p.Write(payload); err != nil || n != len(payload) {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+		if err := p.Stdin().Close(); err != nil {
+			t.Fatalf("closing stdin: %v", err)
+		}
+		if b := <-got; !bytes.Equal(b, payload) {
+			t.Fatalf("read back %d bytes, want the %d written (equal: false)", len(b), len(payload))
+		}
+		if err := p.Wait(t.Context()); err != nil {
+			t.Errorf("Wait: %v", err)
+		}
+	})
 }
 
 func TestStdinCloseIsEOFInChild(t *testing.T) {
-	p := launch(t, launcher.ClientOptions{}, "count")
-	out := drain(p)
-	if _, err := io.WriteString(p, "12345"); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Stdin().Close(); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := <-out, "read 5 bytes, then EOF\n"; got != want {
-		t.Errorf("child said %q, want %q", got, want)
-	}
-	if _, err := p.Write([]byte("late")); !errors.Is(err, io.ErrClosedPipe) {
-		t.Errorf("Write after closing stdin: %v, want io.ErrClosedPipe", err)
-	}
-	if err := p.Stdin().Close(); err != nil {
-		t.Errorf("second stdin close: %v", err)
-	}
+	forEachMode(t, func(t *testing.T, m ioMode) {
+		p := launch(t, m.opts(launcher.ClientOptions{}), "count")
+		out := drain(p)
+		if _, err := io.WriteString(p, "12345"); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Stdin().Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := <-out, "read 5 bytes, then EOF\n"; got != want {
+			t.Errorf("child said %q, want %q", got, want)
+		}
+		if _, err := p.Write([]byte("late")); !errors.Is(err, io.ErrClosedPipe) {
+			t.Errorf("Write after closing stdin: %v, want io.ErrClosedPipe", err)
+		}
+		if err := p.Stdin().Close(); err != nil {
+			t.Errorf("second stdin close: %v", err)
+		}
+	})
 }
 
 func TestExitStatusAndStderr(t *testing.T) {
-	p := launch(t, launcher.ClientOptions{}, "exit", "EXIT_CODE=3")
-	stderr := drain(p.Stderr())
-	out := drain(p)
-	err := p.Wait(t.Context())
-	var ee *launcher.ExitError
-	if !errors.As(err, &ee) || ee.Code != 3 || ee.Signal != "" {
-		t.Fatalf("Wait = %v, want exit status 3", err)
-	}
-	if got := <-stderr; got != "about to fail\n" {
-		t.Errorf("stderr = %q", got)
-	}
-	if got := <-out; got != "" {
-		t.Errorf("stdout = %q, want nothing", got)
-	}
+	forEachMode(t, func(t *testing.T, m ioMode) {
+		p := launch(t, m.opts(launcher.ClientOptions{}), "exit", "EXIT_CODE=3")
+		stderr := drain(p.Stderr())
+		out := drain(p)
+		err := p.Wait(t.Context())
+		var ee *launcher.ExitError
+		if !errors.As(err, &ee) || ee.Code != 3 || ee.Signal != "" {
+			t.Fatalf("Wait = %v, want exit status 3", err)
+		}
+		if got := <-stderr; got != "about to fail\n" {
+			t.Errorf("stderr = %q", got)
+		}
+		if got := <-out; got != "" {
+			t.Errorf("stdout = %q, want nothing", got)
+		}
+	})
 }
 
 func TestEarlyStderrIsKept(t *testing.T) {
-	p := launch(t, launcher.ClientOptions{}, "exit", "EXIT_CODE=1")
-	out := drain(p) // the exit frame comes after stdout is consumed
-	// The process has exited, and said why on stderr, before anyone asked
-	// for its stderr.
-	if err := p.Wait(t.Context()); err == nil {
-		t.Fatal("Wait = nil, want exit status 1")
-	}
-	<-out
-	if got := <-drain(p.Stderr()); got != "about to fail\n" {
-		t.Errorf("stderr read after the exit = %q, want the early line", got)
-	}
+	forEachMode(t, func(t *testing.T, m ioMode) {
+		p := launch(t, m.opts(launcher.ClientOptions{}), "exit", "EXIT_CODE=1")
+		out := drain(p) // the exit frame comes after stdout is consumed
+		// The process has exited, and said why on stderr, before anyone asked
+		// for its stderr.
+		if err := p.Wait(t.Context()); err == nil {
+			t.Fatal("Wait = nil, want exit status 1")
+		}
+		<-out
+		if got := <-drain(p.Stderr()); got != "about to fail\n" {
+			t.Errorf("stderr read after the exit = %q, want the early line", got)
+		}
+	})
 }
 
 func TestSpecReachesTheProcess(t *testing.T) {
-	dir := t.TempDir()
-	c := plugintest.Launcher(t, local{})
-	p, err := c.Launch(t.Context(), launcher.Spec{
-		Server: "helper", Command: testExe(t), Dir: dir, Env: helperSpecEnv("env", "GREETING=hello there"),
+	forEachMode(t, func(t *testing.T, m ioMode) {
+		dir := t.TempDir()
+		c := plugintest.LauncherWith(t, local{}, m.opts(launcher.ClientOptions{}))
+		p, err := c.Launch(t.Context(), launcher.Spec{
+			Server: "helper", Command: testExe(t), Dir: dir, Env: helperSpecEnv("env", "GREETING=hello there"),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		want := "hello there\n" + dir + "\n"
+		if got := <-drain(p); got != want {
+			t.Errorf("child printed %q, want %q", got, want)
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	want := "hello there\n" + dir + "\n"
-	if got := <-drain(p); got != want {
-		t.Errorf("child printed %q, want %q", got, want)
-	}
 }
 
 func TestKillEndsTheProcess(t *testing.T) {
-	p := launch(t, launcher.ClientOptions{}, "hang")
-	r := bufio.NewReader(p)
-	if line, err := r.ReadString('\n'); line != "ready\n" {
-		t.Fatalf("child not ready: %q, %v", line, err)
-	}
-	if err := p.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	var ee *launcher.ExitError
-	if err := p.Wait(t.Context()); !errors.As(err, &ee) || ee.Signal != "SIGKILL" {
-		t.Errorf("Wait after Kill = %v, want killed by SIGKILL", err)
-	}
-	if err := p.Kill(); err != nil {
-		t.Errorf("second Kill: %v", err)
-	}
+	forEachMode(t, func(t *testing.T, m ioMode) {
+		p := launch(t, m.opts(launcher.ClientOptions{}), "hang")
+		r := bufio.NewReader(p)
+		if line, err := r.ReadString('\n'); line != "ready\n" {
+			t.Fatalf("child not ready: %q, %v", line, err)
+		}
+		if err := p.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		var ee *launcher.ExitError
+		if err := p.Wait(t.Context()); !errors.As(err, &ee) || ee.Signal != "SIGKILL" {
+			t.Errorf("Wait after Kill = %v, want killed by SIGKILL", err)
+		}
+		if err := p.Kill(); err != nil {
+			t.Errorf("second Kill: %v", err)
+		}
+	})
 }
 
 func TestCloseEscalates(t *testing.T) {
-	for _, tt := range []struct {
-		mode, wantSignal string
-	}{
-		{"hang", "SIGTERM"},
-		{"ignore-term", "SIGKILL"},
-	} {
-		t.Run(tt.mode, func(t *testing.T) {
-			p := launch(t, fastClose, tt.mode)
-			if line, err := bufio.NewReader(p).ReadString('\n'); line != "ready\n" {
-				t.Fatalf("child not ready: %q, %v", line, err)
-			}
-			if err := p.Close(); err != nil {
-				t.Fatalf("Close: %v", err)
-			}
-			var ee *launcher.ExitError
-			if err := p.Wait(t.Context()); !errors.As(err, &ee) || ee.Signal != tt.wantSignal {
-				t.Errorf("Wait = %v, want killed by %s", err, tt.wantSignal)
-			}
-		})
-	}
+	forEachMode(t, func(t *testing.T, m ioMode) {
+		for _, tt := range []struct {
+			mode, wantSignal string
+		}{
+			{"hang", "SIGTERM"},
+			{"ignore-term", "SIGKILL"},
+		} {
+			t.Run(tt.mode, func(t *testing.T) {
+				p := launch(t, m.opts(fastClose), tt.mode)
+				if line, err := bufio.NewReader(p).ReadString('\n'); line != "ready\n" {
+					t.Fatalf("child not ready: %q, %v", line, err)
+				}
+				if err := p.Close(); err != nil {
+					t.Fatalf("Close: %v", err)
+				}
+				var ee *launcher.ExitError
+				if err := p.Wait(t.Context()); !errors.As(err, &ee) || ee.Signal != tt.wantSignal {
+					t.Errorf("Wait = %v, want killed by %s", err, tt.wantSignal)
+				}
+			})
+		}
+	})
 }
 
 func TestCloseIsIdempotentAndConcurrent(t *testing.T) {
-	p := launch(t, launcher.ClientOptions{}, "echo")
-	var wg sync.WaitGroup
-	errs := make([]error, 4)
-	for i := range errs {
-		wg.Go(func() { errs[i] = p.Close() })
-	}
-	wg.Wait()
-	if diff := cmp.Diff(make([]error, 4), errs, cmp.Comparer(func(a, b error) bool { return a == b })); diff != "" {
-		t.Errorf("Close results (-want +got):\n%s", diff)
-	}
-	if err := p.Close(); err != nil {
-		t.Errorf("Close after Close: %v", err)
-	}
-	if _, err := p.Write([]byte("x\n")); err == nil {
-		t.Error("Write after Close succeeded")
-	}
-	if _, err := p.Read(make([]byte, 1)); err != io.EOF {
-		t.Errorf("Read after Close: %v, want io.EOF", err)
-	}
+	forEachMode(t, func(t *testing.T, m ioMode) {
+		p := launch(t, m.opts(launcher.ClientOptions{}), "echo")
+		var wg sync.WaitGroup
+		errs := make([]error, 4)
+		for i := range errs {
+			wg.Go(func() { errs[i] = p.Close() })
+		}
+		wg.Wait()
+		if diff := cmp.Diff(make([]error, 4), errs, cmp.Comparer(func(a, b error) bool { return a == b })); diff != "" {
+			t.Errorf("Close results (-want +got):\n%s", diff)
+		}
+		if err := p.Close(); err != nil {
+			t.Errorf("Close after Close: %v", err)
+		}
+		if _, err := p.Write([]byte("x\n")); err == nil {
+			t.Error("Write after Close succeeded")
+		}
+		if _, err := p.Read(make([]byte, 1)); err != io.EOF {
+			t.Errorf("Read after Close: %v, want io.EOF", err)
+		}
+	})
 }
 
 func TestCloseUnblocksPendingRead(t *testing.T) {
-	p := launch(t, launcher.ClientOptions{}, "echo")
-	readErr := make(chan error, 1)
-	go func() {
-		_, err := p.Read(make([]byte, 10))
-		readErr <- err
-	}()
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-readErr; err != io.EOF {
-		t.Errorf("pending Read returned %v, want io.EOF", err)
-	}
+	forEachMode(t, func(t *testing.T, m ioMode) {
+		p := launch(t, m.opts(launcher.ClientOptions{}), "echo")
+		readErr := make(chan error, 1)
+		go func() {
+			_, err := p.Read(make([]byte, 10))
+			readErr <- err
+		}()
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-readErr; err != io.EOF {
+			t.Errorf("pending Read returned %v, want io.EOF", err)
+		}
+	})
 }
 
 func TestConcurrentWriteAndRead(t *testing.T) {
-	p := launch(t, launcher.ClientOptions{}, "echo")
-	const lines = 2000
-	line := strings.Repeat("y", 200) + "\n"
-	writeErr := make(chan error, 1)
-	go func() {
-		for range lines {
-			if _, err := io.WriteString(p, line); err != nil {
-				writeErr <- err
-				return
+	forEachMode(t, func(t *testing.T, m ioMode) {
+		p := launch(t, m.opts(launcher.ClientOptions{}), "echo")
+		const lines = 2000
+		line := strings.Repeat("y", 200) + "\n"
+		writeErr := make(chan error, 1)
+		go func() {
+			for range lines {
+				if _, err := io.WriteString(p, line); err != nil {
+					writeErr <- err
+					return
+				}
+			}
+			writeErr <- p.Stdin().Close()
+		}()
+		r := bufio.NewReader(p)
+		for i := range lines {
+			got, err := r.ReadString('\n')
+			if err != nil || got != line {
+				t.Fatalf("line %d: %q, %v", i, got, err)
 			}
 		}
-		writeErr <- p.Stdin().Close()
-	}()
-	r := bufio.NewReader(p)
-	for i := range lines {
-		got, err := r.ReadString('\n')
-		if err != nil || got != line {
-			t.Fatalf("line %d: %q, %v", i, got, err)
+		if err := <-writeErr; err != nil {
+			t.Fatal(err)
 		}
-	}
-	if err := <-writeErr; err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.ReadByte(); err != io.EOF {
-		t.Errorf("after stdin EOF the child should exit and stdout end; got %v", err)
-	}
+		if _, err := r.ReadByte(); err != io.EOF {
+			t.Errorf("after stdin EOF the child should exit and stdout end; got %v", err)
+		}
+	})
 }
 
 func TestUnreadStderrDoesNotBlockStdout(t *testing.T) {
-	p := launch(t, launcher.ClientOptions{}, "noisy-stderr")
-	if _, err := io.WriteString(p, "still here\n"); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := bufio.NewReader(p).ReadString('\n'); got != "still here\n" {
-		t.Errorf("stdout = %q, %v", got, err)
-	}
+	forEachMode(t, func(t *testing.T, m ioMode) {
+		p := launch(t, m.opts(launcher.ClientOptions{}), "noisy-stderr")
+		if _, err := io.WriteString(p, "still here\n"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := bufio.NewReader(p).ReadString('\n'); got != "still here\n" {
+			t.Errorf("stdout = %q, %v", got, err)
+		}
+	})
 }
 
 func TestStartFailures(t *testing.T) {
@@ -377,20 +433,22 @@ func TestLaunchDeadlineReachesStart(t *testing.T) {
 }
 
 func TestProcessOutlivesLaunchContext(t *testing.T) {
-	c := plugintest.Launcher(t, local{})
-	ctx, cancel := context.WithCancel(t.Context())
-	p, err := c.Launch(ctx, launcher.Spec{Server: "s", Command: testExe(t), Env: helperSpecEnv("echo")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	cancel()
-	if _, err := io.WriteString(p, "alive\n"); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := bufio.NewReader(p).ReadString('\n'); got != "alive\n" {
-		t.Errorf("after the launch ctx ended: %q, %v", got, err)
-	}
+	forEachMode(t, func(t *testing.T, m ioMode) {
+		c := plugintest.LauncherWith(t, local{}, m.opts(launcher.ClientOptions{}))
+		ctx, cancel := context.WithCancel(t.Context())
+		p, err := c.Launch(ctx, launcher.Spec{Server: "s", Command: testExe(t), Env: helperSpecEnv("echo")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		cancel()
+		if _, err := io.WriteString(p, "alive\n"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := bufio.NewReader(p).ReadString('\n'); got != "alive\n" {
+			t.Errorf("after the launch ctx ended: %q, %v", got, err)
+		}
+	})
 }
 
 func TestInfo(t *testing.T) {

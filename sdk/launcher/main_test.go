@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/toolgate/toolgate/sdk/launcher"
 )
 
 // The test binary doubles as every child process these tests launch: with
@@ -67,6 +70,38 @@ func runHelper(mode string) int {
 		}
 		_ = w.Flush()
 		_, _ = io.Copy(os.Stdout, os.Stdin)
+		return 0
+	case "spawn-holder":
+		// Leaves a descendant that holds stdout (and ignores the SIGTERM
+		// its group gets when this process exits), then exits.
+		exe, _ := os.Executable()
+		ready, readyW, err := os.Pipe()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		holder := exec.Command(exe)
+		holder.Env = append(os.Environ(), helperEnv+"=hold-stdout")
+		holder.Stdout, holder.Stderr = os.Stdout, readyW
+		if err := holder.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		_ = readyW.Close()
+		// Once it says so, the holder ignores SIGTERM.
+		if _, err := ready.Read(make([]byte, 1)); err != nil {
+			fmt.Fprintln(os.Stderr, "holder did not start:", err)
+			return 1
+		}
+		fmt.Printf("holder %d\n", holder.Process.Pid)
+		return 0
+	case "hold-stdout":
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Fprint(os.Stderr, "!")
+		select {}
+	case "plugin":
+		// The test binary as a real launcher plugin process.
+		launcher.Serve(local{})
 		return 0
 	case "env":
 		fmt.Println(os.Getenv("GREETING"))

@@ -72,10 +72,14 @@ func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
+	capabilities := []string{CapabilityLaunch}
+	if fdPassingSupported {
+		capabilities = append(capabilities, CapabilityPassFDs)
+	}
 	pluginv1.RegisterPluginServiceServer(s, &wire.PluginServer{
 		Kind:         sdk.KindLauncher,
 		Impl:         p.Impl,
-		Capabilities: []string{CapabilityLaunch},
+		Capabilities: capabilities,
 		APIVersions:  p.APIVersions,
 		Logger:       log,
 	})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +25,12 @@ var errAbandoned = errors.New("launch stream abandoned by the host")
 // stdin, so it can carry an MCP stdio session; it also implements
 // [Process].
 //
+// Its I/O travels in frames on the stream ([ModeStream]) or, when host and
+// plugin negotiated it, over the process's own pipes, which the plugin
+// passed to the host ([ModePassedFDs]): see [RemoteProcess.Mode]. The
+// behaviour below is the same in both modes; signals, the exit status and
+// the plugin's death always travel on the stream.
+//
 // Close runs the shutdown sequence (close stdin; after StdinGrace,
 // SIGTERM; after TermGrace, SIGKILL; after KillGrace, abandon the stream,
 // which makes the plugin kill the process) and returns once the process
@@ -38,7 +45,8 @@ var errAbandoned = errors.New("launch stream abandoned by the host")
 //
 // Read, Write, Stderr, Wait, Kill and Close may be called from different
 // goroutines. The process uses one goroutine (its receive loop) until the
-// stream ends.
+// stream ends; with passed pipes, one more drains stderr until Stderr is
+// called.
 type RemoteProcess struct {
 	// fixed at start
 	server       string
@@ -48,8 +56,9 @@ type RemoteProcess struct {
 	pluginExited context.Context
 	opts         ClientOptions
 	log          hclog.Logger
-	stdout       *outPipe
-	stderr       *outPipe
+	stdout       *outPipe  // stream mode
+	stderr       *outPipe  // stream mode
+	pio          *passedIO // passed-fds mode; nil in stream mode
 
 	stdinClosed atomic.Bool
 	abandoned   atomic.Bool // the host cancelled the stream itself
@@ -84,8 +93,10 @@ type RemoteProcess struct {
 // [RemoteProcess.Stderr] is first called (a pipe's buffer).
 const MaxEarlyStderr = 64 << 10
 
+// newRemoteProcess starts the receive loop of a started process; files
+// are its passed pipes, or nil in stream mode.
 func newRemoteProcess(server string, pid int, stream launcherv1.LauncherService_LaunchClient,
-	cancel context.CancelFunc, pluginExited context.Context, opts ClientOptions,
+	cancel context.CancelFunc, pluginExited context.Context, opts ClientOptions, files *stdioFiles,
 ) *RemoteProcess {
 	stdinData := &launcherv1.LaunchClientFrame_Stdin{}
 	p := &RemoteProcess{
@@ -105,8 +116,20 @@ func newRemoteProcess(server string, pid int, stream launcherv1.LauncherService_
 		exited:       make(chan struct{}),
 		done:         make(chan struct{}),
 	}
+	if files != nil {
+		p.pio = newPassedIO(files)
+	}
+	p.log.Debug("process started", "io", p.Mode())
 	go p.receive()
 	return p
+}
+
+// Mode says how the process's I/O travels, as negotiated at the start.
+func (p *RemoteProcess) Mode() IOMode {
+	if p.pio != nil {
+		return ModePassedFDs
+	}
+	return ModeStream
 }
 
 // Pid is the process id the plugin reported (0 if it has none).
@@ -115,11 +138,20 @@ func (p *RemoteProcess) Pid() int { return p.pid }
 // Read reads the process's stdout. It returns io.EOF once the process has
 // exited and its output is drained, or an error matching
 // sdk.ErrPluginExited if the plugin died first.
-func (p *RemoteProcess) Read(b []byte) (int, error) { return p.stdout.read(b) }
+func (p *RemoteProcess) Read(b []byte) (int, error) {
+	if p.pio != nil {
+		return passedOutput{p, p.pio.files.stdout}.Read(b)
+	}
+	return p.stdout.read(b)
+}
 
 // Write writes b to the process's stdin, in frames of at most 32 KiB, each
-// sent at once. It blocks while the process does not read its stdin.
+// sent at once (or straight into its pipe, with passed pipes). It blocks
+// while the process does not read its stdin.
 func (p *RemoteProcess) Write(b []byte) (int, error) {
+	if p.pio != nil {
+		return p.passedWrite(b)
+	}
 	written := 0
 	for len(b) > 0 {
 		n := min(len(b), chunkSize)
@@ -174,7 +206,7 @@ func (p *RemoteProcess) writable() error {
 func (p *RemoteProcess) Stdin() io.WriteCloser { return remoteStdin{p} }
 
 // Stdout returns the process's stdout, the same stream Read reads.
-func (p *RemoteProcess) Stdout() io.Reader { return remoteOutput{p.stdout} }
+func (p *RemoteProcess) Stdout() io.Reader { return remoteStdout{p} }
 
 // Stderr returns the process's stderr stream, starting with what arrived
 // before the first call (up to [MaxEarlyStderr]). It reaches EOF when the
@@ -183,6 +215,9 @@ func (p *RemoteProcess) Stdout() io.Reader { return remoteOutput{p.stdout} }
 func (p *RemoteProcess) Stderr() io.Reader {
 	p.earlyMu.Lock()
 	defer p.earlyMu.Unlock()
+	if p.stderrReader == nil && p.pio != nil {
+		p.stderrReader = p.passedStderr()
+	}
 	if p.stderrReader == nil {
 		p.stderrReader = io.MultiReader(bytes.NewReader(p.earlyStderr), remoteOutput{p.stderr})
 		p.earlyStderr = nil
@@ -208,6 +243,10 @@ type remoteStdin struct{ p *RemoteProcess }
 func (s remoteStdin) Write(b []byte) (int, error) { return s.p.Write(b) }
 func (s remoteStdin) Close() error                { return s.p.closeStdin(nil) }
 
+type remoteStdout struct{ p *RemoteProcess }
+
+func (o remoteStdout) Read(b []byte) (int, error) { return o.p.Read(b) }
+
 type remoteOutput struct{ pipe *outPipe }
 
 func (o remoteOutput) Read(b []byte) (int, error) { return o.pipe.read(b) }
@@ -217,6 +256,13 @@ func (o remoteOutput) Read(b []byte) (int, error) { return o.pipe.read(b) }
 func (p *RemoteProcess) closeStdin(abandon <-chan struct{}) error {
 	p.stdinOnce.Do(func() {
 		p.stdinClosed.Store(true)
+		if p.pio != nil {
+			// The host holds the only write end: closing it is the EOF.
+			if err := p.pio.files.stdin.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
+				p.stdinErr = fmt.Errorf("closing stdin of %q: %w", p.server, err)
+			}
+			return
+		}
 		p.stdinErr = p.sendControl(&launcherv1.LaunchClientFrame{Frame: &launcherv1.LaunchClientFrame_CloseStdin{
 			CloseStdin: &launcherv1.CloseStdin{},
 		}}, "closing stdin", abandon)
@@ -284,6 +330,15 @@ func (p *RemoteProcess) sendFailed(what string, err error) error {
 	default:
 		return fmt.Errorf("%s of %q: the launch stream ended (%v): %w", what, p.server, err, io.ErrClosedPipe)
 	}
+}
+
+// outputEnd is what reading an output returns once it ended; call only
+// after done.
+func (p *RemoteProcess) outputEnd() error {
+	if p.endErr == nil || errors.Is(p.endErr, errAbandoned) {
+		return io.EOF
+	}
+	return fmt.Errorf("reading output of %q: %w", p.server, p.endErr)
 }
 
 // endedErr is the reason the stream ended; call only after done.
@@ -356,6 +411,13 @@ func (p *RemoteProcess) Close() error {
 
 func (p *RemoteProcess) shutdown() error {
 	close(p.closing)
+	if p.pio != nil {
+		p.earlyMu.Lock()
+		stderrTaken := p.pio.stderrTaken
+		p.earlyMu.Unlock()
+		p.pio.discardOutputs(stderrTaken)
+		defer p.pio.closeAll()
+	}
 	// A Send blocked by flow control (the plugin no longer takes stdin)
 	// can only be ended by abandoning the stream; bound the whole sequence.
 	watchdog := time.AfterFunc(p.opts.StdinGrace+p.opts.TermGrace+p.opts.KillGrace, p.abandonUnlessExited)
@@ -434,8 +496,18 @@ loop:
 		}
 		switch x := f.GetFrame().(type) {
 		case *launcherv1.LaunchServerFrame_Stdout:
+			if p.pio != nil {
+				end = errOutputAfterHandoff()
+				p.abandon()
+				break loop
+			}
 			p.stdout.deliver(x.Stdout, p.closing)
 		case *launcherv1.LaunchServerFrame_Stderr:
+			if p.pio != nil {
+				end = errOutputAfterHandoff()
+				p.abandon()
+				break loop
+			}
 			if !p.keepEarlyStderr(x.Stderr) {
 				p.stderr.deliver(x.Stderr, p.closing)
 			}
@@ -464,13 +536,36 @@ loop:
 		}
 		close(p.exited)
 	}
-	outErr := error(io.EOF)
-	if end != nil && !errors.Is(end, errAbandoned) {
-		outErr = fmt.Errorf("reading output of %q: %w", p.server, end)
+	if p.pio != nil {
+		p.endPassedIO(exitSeen && end == nil)
+	} else {
+		outErr := error(io.EOF)
+		if end != nil && !errors.Is(end, errAbandoned) {
+			outErr = fmt.Errorf("reading output of %q: %w", p.server, end)
+		}
+		p.stdout.finish(outErr)
+		p.stderr.finish(outErr)
 	}
-	p.stdout.finish(outErr)
-	p.stderr.finish(outErr)
 	p.cancel() // releases the stream's resources
+}
+
+func errOutputAfterHandoff() error {
+	return wire.BadResponse("output frames after the process's pipes were passed to the host")
+}
+
+// endPassedIO settles the passed pipes once the stream has ended. After a
+// clean exit the outputs stay readable until they reach EOF, or a grace
+// later for a descendant that keeps them open; stdin takes no more. After
+// anything else nobody will report on the process again: the pipes are
+// closed at once, which also ends a process the plugin could not kill
+// (it sees EOF on stdin).
+func (p *RemoteProcess) endPassedIO(clean bool) {
+	_ = p.pio.files.stdin.Close()
+	if clean {
+		p.pio.closeOutputsAfter(outputDrainGrace)
+		return
+	}
+	p.pio.closeOutputs()
 }
 
 func exitFromPB(e *launcherv1.Exit) error {

@@ -34,8 +34,9 @@ const (
 // each process's I/O over its stream.
 type server struct {
 	launcherv1.UnimplementedLauncherServiceServer
-	impl Launcher
-	log  hclog.Logger
+	impl   Launcher
+	log    hclog.Logger
+	faults fdFaults // tests only
 }
 
 func (s *server) Launch(stream launcherv1.LauncherService_LaunchServer) (err error) {
@@ -68,8 +69,8 @@ func (s *server) Launch(stream launcherv1.LauncherService_LaunchServer) (err err
 			StderrExcerpt: truncate(se.StderrExcerpt, MaxStderrExcerpt),
 		}}})
 	}
-	r := &run{stream: stream, proc: proc, log: log.With("pid", proc.Pid())}
-	return r.serve(ctx)
+	r := &run{stream: stream, proc: proc, log: log.With("pid", proc.Pid()), faults: s.faults}
+	return r.serve(ctx, start.GetAcceptFds())
 }
 
 func classifyStartError(err error) *StartError {
@@ -104,11 +105,13 @@ var errorKindToPB = map[ErrorKind]launcherv1.StartErrorKind{
 // run carries one started process over its stream. It uses four
 // goroutines for the life of the process, never one per chunk: the
 // handler's (waits and reports the exit), one per output (stdout, stderr),
-// and one receiving stdin and signals.
+// and one receiving stdin and signals. After its pipes were passed to the
+// host, only two: the handler's and the receiver of signals.
 type run struct {
 	stream launcherv1.LauncherService_LaunchServer
 	proc   Process
 	log    hclog.Logger
+	faults fdFaults
 
 	// sendMu serializes Send: gRPC allows one sender at a time.
 	sendMu sync.Mutex
@@ -120,12 +123,7 @@ func (r *run) send(f *launcherv1.LaunchServerFrame) error {
 	return r.stream.Send(f)
 }
 
-func (r *run) serve(ctx context.Context) error {
-	if err := r.send(&launcherv1.LaunchServerFrame{Frame: &launcherv1.LaunchServerFrame_Started{
-		Started: &launcherv1.Started{Pid: int64(r.proc.Pid())},
-	}}); err != nil {
-		_ = r.proc.Signal(SignalKill)
-	}
+func (r *run) serve(ctx context.Context, hostAcceptsFDs bool) error {
 	// The host abandoning the stream (cancel, lost connection) means
 	// nobody will ever read this process again: end it.
 	stopKill := context.AfterFunc(ctx, func() {
@@ -134,17 +132,38 @@ func (r *run) serve(ctx context.Context) error {
 	})
 	defer stopKill()
 
+	var offer *fdOffer
+	if hostAcceptsFDs && !r.faults.noOffer {
+		var err error
+		if offer, err = newFDOffer(r.proc, r.faults); err != nil {
+			r.log.Debug("not offering the process's pipes to the host; streaming them", "reason", err)
+		}
+	}
+	started := &launcherv1.Started{Pid: int64(r.proc.Pid())}
+	if offer != nil {
+		started.FdOffer = offer.pb()
+	}
+	if err := r.send(&launcherv1.LaunchServerFrame{Frame: &launcherv1.LaunchServerFrame_Started{Started: started}}); err != nil {
+		_ = r.proc.Signal(SignalKill)
+	}
+	if offer != nil {
+		passed, err := r.settleOffer(offer)
+		if err != nil {
+			_ = r.proc.Signal(SignalKill)
+			r.reapAbandoned(ctx)
+			return err
+		}
+		if passed {
+			return r.servePassed(ctx)
+		}
+	}
+
 	pumped := make(chan struct{}, 2) // one token per output at EOF
 	go func() { r.pump(r.proc.Stdout(), true); pumped <- struct{}{} }()
 	go func() { r.pump(r.proc.Stderr(), false); pumped <- struct{}{} }()
 	go r.receive()
 
-	waitErr := r.proc.Wait(ctx)
-	if ctx.Err() != nil {
-		waitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonedWaitGrace)
-		waitErr = r.proc.Wait(waitCtx)
-		cancel()
-	}
+	waitErr := r.wait(ctx)
 
 	timer := time.NewTimer(outputDrainGrace)
 	for drained := 0; drained < 2; drained++ {
@@ -160,10 +179,74 @@ func (r *run) serve(ctx context.Context) error {
 	timer.Stop()
 	// Unblocks the receive goroutine if it is writing to a stdin that a
 	// descendant keeps open without reading.
+	r.closePipes()
+
+	if ctx.Err() != nil {
+		return nil // nobody to tell
+	}
+	return r.send(&launcherv1.LaunchServerFrame{Frame: &launcherv1.LaunchServerFrame_Exit{Exit: exitToPB(waitErr)}})
+}
+
+// wait waits for the process; once the host has abandoned the stream (and
+// the process was killed), for abandonedWaitGrace at most.
+func (r *run) wait(ctx context.Context) error {
+	err := r.proc.Wait(ctx)
+	if ctx.Err() != nil {
+		waitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonedWaitGrace)
+		err = r.proc.Wait(waitCtx)
+		cancel()
+	}
+	return err
+}
+
+// reapAbandoned waits (bounded) for a killed process that will not be
+// served, and closes its pipes.
+func (r *run) reapAbandoned(ctx context.Context) {
+	waitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonedWaitGrace)
+	_ = r.proc.Wait(waitCtx)
+	cancel()
+	r.closePipes()
+}
+
+// closePipes closes the shim's copies of the process's pipes.
+func (r *run) closePipes() {
 	_ = r.proc.Stdin().Close()
 	closeIfCloser(r.proc.Stdout())
 	closeIfCloser(r.proc.Stderr())
+}
 
+// settleOffer waits for the host's answer to a descriptor offer and
+// reports whether the host took the pipes. The process's pipes are not
+// touched until then, so either mode can follow. An error is a host that
+// broke the protocol; the stream must end.
+func (r *run) settleOffer(offer *fdOffer) (passed bool, err error) {
+	f, recvErr := r.stream.Recv()
+	sent, handOffErr := offer.close()
+	if recvErr != nil {
+		return false, nil // the host is gone; the stream's end kills the process
+	}
+	handoff := f.GetFdHandoff()
+	switch {
+	case handoff == nil:
+		return false, wire.InvalidRequest("after an fd offer the host must send fd_handoff first, got %T", f.GetFrame())
+	case handoff.GetTaken() && !sent:
+		return false, wire.InvalidRequest("the host says it took the process's descriptors, but none were sent (%v)", handOffErr)
+	case !handoff.GetTaken():
+		r.log.Debug("the host did not take the process's pipes; streaming them",
+			"host_reason", truncate(handoff.GetReason(), 256), "error", handOffErr)
+		return false, nil
+	}
+	return true, nil
+}
+
+// servePassed runs a process whose pipes the host took: the shim closes
+// its copies and never touches them again; it still applies signals,
+// reaps the process and reports its exit.
+func (r *run) servePassed(ctx context.Context) error {
+	r.closePipes()
+	r.log.Debug("process's pipes passed to the host")
+	go r.receive()
+	waitErr := r.wait(ctx)
 	if ctx.Err() != nil {
 		return nil // nobody to tell
 	}

@@ -15,13 +15,42 @@
 //     stderr bytes in the order the process wrote them (per stream).
 //  4. When the process has exited and its stdout and stderr are drained,
 //     the plugin sends exactly one exit frame, and nothing after it, and
-//     ends the stream with status OK.
+//     ends the stream with status OK. (After a descriptor hand-off, below:
+//     as soon as the process has exited.)
 //
 // Frames carry at most 64 KiB of data; either side should send what it has
 // at once rather than wait to fill a frame (MCP messages are short lines).
 // Flow control is gRPC's: a side that stops reading eventually stops the
 // other, which is the intended back pressure. A plugin must not buffer
 // without bound.
+//
+// Descriptor passing (optional, negotiated per process; Linux only today):
+// a host on the same machine may set StartSpec.accept_fds. A plugin whose
+// process's stdin, stdout and stderr are local pipes may then answer with
+// Started.fd_offer instead of streaming them:
+//
+//  a. The plugin listens on a unix socket in a fresh directory only its
+//     user can enter, and puts the socket's path and a one-time random
+//     nonce (at least 16 bytes) in fd_offer. It reads nothing from the
+//     process's pipes until the hand-off is settled.
+//  b. The host connects and writes the nonce. The plugin accepts one
+//     connection only, removes the socket and its directory, and checks the
+//     nonce (in constant time) and the peer's uid (it must be the plugin's
+//     own). If both match, it sends one message of one byte carrying three
+//     descriptors with SCM_RIGHTS: the write end of the process's stdin,
+//     the read end of its stdout, the read end of its stderr, in that order.
+//     Otherwise it closes the connection without sending any.
+//  c. The host then sends exactly one LaunchClientFrame.fd_handoff before
+//     anything else: taken = true if it holds the three descriptors (the
+//     plugin then closes its own copies and never reads or writes them), or
+//     taken = false (the plugin streams them as in step 3, and the host
+//     closes whatever it received). Either way the plugin still reaps the
+//     process, applies signals, and sends the exit frame when the process
+//     has exited (not waiting for its outputs, which it no longer holds).
+//
+// A host that does not set accept_fds never gets an offer; a plugin that
+// does not know the field ignores it and streams. Any failure along the
+// way falls back to streaming, never to a half state.
 //
 // If the stream ends early (the host cancels it, or the connection breaks),
 // the plugin must kill the process. The process must never get a TTY: MCP
@@ -179,6 +208,7 @@ type LaunchClientFrame struct {
 	//	*LaunchClientFrame_Stdin
 	//	*LaunchClientFrame_CloseStdin
 	//	*LaunchClientFrame_Signal
+	//	*LaunchClientFrame_FdHandoff
 	Frame         isLaunchClientFrame_Frame `protobuf_oneof:"frame"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -257,6 +287,15 @@ func (x *LaunchClientFrame) GetSignal() Signal {
 	return Signal_SIGNAL_UNSPECIFIED
 }
 
+func (x *LaunchClientFrame) GetFdHandoff() *FdHandoff {
+	if x != nil {
+		if x, ok := x.Frame.(*LaunchClientFrame_FdHandoff); ok {
+			return x.FdHandoff
+		}
+	}
+	return nil
+}
+
 type isLaunchClientFrame_Frame interface {
 	isLaunchClientFrame_Frame()
 }
@@ -283,6 +322,12 @@ type LaunchClientFrame_Signal struct {
 	Signal Signal `protobuf:"varint,4,opt,name=signal,proto3,enum=toolgate.launcher.v1.Signal,oneof"`
 }
 
+type LaunchClientFrame_FdHandoff struct {
+	// fd_handoff settles a Started.fd_offer: the host sends it once, right
+	// after started, and only after an offer.
+	FdHandoff *FdHandoff `protobuf:"bytes,5,opt,name=fd_handoff,json=fdHandoff,proto3,oneof"`
+}
+
 func (*LaunchClientFrame_Start) isLaunchClientFrame_Frame() {}
 
 func (*LaunchClientFrame_Stdin) isLaunchClientFrame_Frame() {}
@@ -290,6 +335,8 @@ func (*LaunchClientFrame_Stdin) isLaunchClientFrame_Frame() {}
 func (*LaunchClientFrame_CloseStdin) isLaunchClientFrame_Frame() {}
 
 func (*LaunchClientFrame_Signal) isLaunchClientFrame_Frame() {}
+
+func (*LaunchClientFrame_FdHandoff) isLaunchClientFrame_Frame() {}
 
 // StartSpec describes the process to start.
 type StartSpec struct {
@@ -311,7 +358,11 @@ type StartSpec struct {
 	// executor's side (env_vars entries with source = "remote"): their values
 	// never pass through the host. A launcher that cannot forward them must
 	// fail the start rather than drop them.
-	RemoteEnv     []string `protobuf:"bytes,6,rep,name=remote_env,json=remoteEnv,proto3" json:"remote_env,omitempty"`
+	RemoteEnv []string `protobuf:"bytes,6,rep,name=remote_env,json=remoteEnv,proto3" json:"remote_env,omitempty"`
+	// accept_fds says the host runs on the same machine and can take the
+	// process's stdio pipes as descriptors (see the top of this file); the
+	// plugin may then answer with Started.fd_offer.
+	AcceptFds     bool `protobuf:"varint,7,opt,name=accept_fds,json=acceptFds,proto3" json:"accept_fds,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -388,6 +439,70 @@ func (x *StartSpec) GetRemoteEnv() []string {
 	return nil
 }
 
+func (x *StartSpec) GetAcceptFds() bool {
+	if x != nil {
+		return x.AcceptFds
+	}
+	return false
+}
+
+// FdHandoff tells the plugin how a descriptor offer ended.
+type FdHandoff struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// taken is true when the host holds the three descriptors and will use
+	// them; false when it does not (the plugin then streams the process's
+	// I/O).
+	Taken bool `protobuf:"varint,1,opt,name=taken,proto3" json:"taken,omitempty"`
+	// reason says why the host did not take them; for the plugin's log only.
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FdHandoff) Reset() {
+	*x = FdHandoff{}
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FdHandoff) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FdHandoff) ProtoMessage() {}
+
+func (x *FdHandoff) ProtoReflect() protoreflect.Message {
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FdHandoff.ProtoReflect.Descriptor instead.
+func (*FdHandoff) Descriptor() ([]byte, []int) {
+	return file_toolgate_launcher_v1_launcher_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *FdHandoff) GetTaken() bool {
+	if x != nil {
+		return x.Taken
+	}
+	return false
+}
+
+func (x *FdHandoff) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // CloseStdin closes the process's stdin.
 type CloseStdin struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -397,7 +512,7 @@ type CloseStdin struct {
 
 func (x *CloseStdin) Reset() {
 	*x = CloseStdin{}
-	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[2]
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -409,7 +524,7 @@ func (x *CloseStdin) String() string {
 func (*CloseStdin) ProtoMessage() {}
 
 func (x *CloseStdin) ProtoReflect() protoreflect.Message {
-	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[2]
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -422,7 +537,7 @@ func (x *CloseStdin) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseStdin.ProtoReflect.Descriptor instead.
 func (*CloseStdin) Descriptor() ([]byte, []int) {
-	return file_toolgate_launcher_v1_launcher_proto_rawDescGZIP(), []int{2}
+	return file_toolgate_launcher_v1_launcher_proto_rawDescGZIP(), []int{3}
 }
 
 // LaunchServerFrame is one message from plugin to host.
@@ -444,7 +559,7 @@ type LaunchServerFrame struct {
 
 func (x *LaunchServerFrame) Reset() {
 	*x = LaunchServerFrame{}
-	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[3]
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -456,7 +571,7 @@ func (x *LaunchServerFrame) String() string {
 func (*LaunchServerFrame) ProtoMessage() {}
 
 func (x *LaunchServerFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[3]
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -469,7 +584,7 @@ func (x *LaunchServerFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchServerFrame.ProtoReflect.Descriptor instead.
 func (*LaunchServerFrame) Descriptor() ([]byte, []int) {
-	return file_toolgate_launcher_v1_launcher_proto_rawDescGZIP(), []int{3}
+	return file_toolgate_launcher_v1_launcher_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *LaunchServerFrame) GetFrame() isLaunchServerFrame_Frame {
@@ -569,14 +684,17 @@ type Started struct {
 	// pid is the process id as the launcher knows it: the local process, or
 	// the local helper of a remote executor (ssh, docker exec); 0 when there
 	// is none.
-	Pid           int64 `protobuf:"varint,1,opt,name=pid,proto3" json:"pid,omitempty"`
+	Pid int64 `protobuf:"varint,1,opt,name=pid,proto3" json:"pid,omitempty"`
+	// fd_offer, set only when the host asked with StartSpec.accept_fds,
+	// offers the process's stdio pipes as descriptors instead of frames.
+	FdOffer       *FdOffer `protobuf:"bytes,2,opt,name=fd_offer,json=fdOffer,proto3" json:"fd_offer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Started) Reset() {
 	*x = Started{}
-	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[4]
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -588,7 +706,7 @@ func (x *Started) String() string {
 func (*Started) ProtoMessage() {}
 
 func (x *Started) ProtoReflect() protoreflect.Message {
-	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[4]
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -601,7 +719,7 @@ func (x *Started) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Started.ProtoReflect.Descriptor instead.
 func (*Started) Descriptor() ([]byte, []int) {
-	return file_toolgate_launcher_v1_launcher_proto_rawDescGZIP(), []int{4}
+	return file_toolgate_launcher_v1_launcher_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Started) GetPid() int64 {
@@ -609,6 +727,70 @@ func (x *Started) GetPid() int64 {
 		return x.Pid
 	}
 	return 0
+}
+
+func (x *Started) GetFdOffer() *FdOffer {
+	if x != nil {
+		return x.FdOffer
+	}
+	return nil
+}
+
+// FdOffer says where the host can fetch the process's stdio descriptors.
+type FdOffer struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// socket_path is a unix socket on the host's machine, in a directory only
+	// the plugin's user can enter; it accepts one connection.
+	SocketPath string `protobuf:"bytes,1,opt,name=socket_path,json=socketPath,proto3" json:"socket_path,omitempty"`
+	// nonce is what the host must write first on that connection; random,
+	// used once, at least 16 bytes.
+	Nonce         []byte `protobuf:"bytes,2,opt,name=nonce,proto3" json:"nonce,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FdOffer) Reset() {
+	*x = FdOffer{}
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FdOffer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FdOffer) ProtoMessage() {}
+
+func (x *FdOffer) ProtoReflect() protoreflect.Message {
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FdOffer.ProtoReflect.Descriptor instead.
+func (*FdOffer) Descriptor() ([]byte, []int) {
+	return file_toolgate_launcher_v1_launcher_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *FdOffer) GetSocketPath() string {
+	if x != nil {
+		return x.SocketPath
+	}
+	return ""
+}
+
+func (x *FdOffer) GetNonce() []byte {
+	if x != nil {
+		return x.Nonce
+	}
+	return nil
 }
 
 // StartError says why the process could not be started.
@@ -627,7 +809,7 @@ type StartError struct {
 
 func (x *StartError) Reset() {
 	*x = StartError{}
-	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[5]
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -639,7 +821,7 @@ func (x *StartError) String() string {
 func (*StartError) ProtoMessage() {}
 
 func (x *StartError) ProtoReflect() protoreflect.Message {
-	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[5]
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -652,7 +834,7 @@ func (x *StartError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartError.ProtoReflect.Descriptor instead.
 func (*StartError) Descriptor() ([]byte, []int) {
-	return file_toolgate_launcher_v1_launcher_proto_rawDescGZIP(), []int{5}
+	return file_toolgate_launcher_v1_launcher_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *StartError) GetMessage() string {
@@ -695,7 +877,7 @@ type Exit struct {
 
 func (x *Exit) Reset() {
 	*x = Exit{}
-	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[6]
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -707,7 +889,7 @@ func (x *Exit) String() string {
 func (*Exit) ProtoMessage() {}
 
 func (x *Exit) ProtoReflect() protoreflect.Message {
-	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[6]
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -720,7 +902,7 @@ func (x *Exit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Exit.ProtoReflect.Descriptor instead.
 func (*Exit) Descriptor() ([]byte, []int) {
-	return file_toolgate_launcher_v1_launcher_proto_rawDescGZIP(), []int{6}
+	return file_toolgate_launcher_v1_launcher_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Exit) GetCode() int32 {
@@ -748,14 +930,16 @@ var File_toolgate_launcher_v1_launcher_proto protoreflect.FileDescriptor
 
 const file_toolgate_launcher_v1_launcher_proto_rawDesc = "" +
 	"\n" +
-	"#toolgate/launcher/v1/launcher.proto\x12\x14toolgate.launcher.v1\"\xea\x01\n" +
+	"#toolgate/launcher/v1/launcher.proto\x12\x14toolgate.launcher.v1\"\xac\x02\n" +
 	"\x11LaunchClientFrame\x127\n" +
 	"\x05start\x18\x01 \x01(\v2\x1f.toolgate.launcher.v1.StartSpecH\x00R\x05start\x12\x16\n" +
 	"\x05stdin\x18\x02 \x01(\fH\x00R\x05stdin\x12C\n" +
 	"\vclose_stdin\x18\x03 \x01(\v2 .toolgate.launcher.v1.CloseStdinH\x00R\n" +
 	"closeStdin\x126\n" +
-	"\x06signal\x18\x04 \x01(\x0e2\x1c.toolgate.launcher.v1.SignalH\x00R\x06signalB\a\n" +
-	"\x05frame\"\xf6\x01\n" +
+	"\x06signal\x18\x04 \x01(\x0e2\x1c.toolgate.launcher.v1.SignalH\x00R\x06signal\x12@\n" +
+	"\n" +
+	"fd_handoff\x18\x05 \x01(\v2\x1f.toolgate.launcher.v1.FdHandoffH\x00R\tfdHandoffB\a\n" +
+	"\x05frame\"\x95\x02\n" +
 	"\tStartSpec\x12\x16\n" +
 	"\x06server\x18\x01 \x01(\tR\x06server\x12\x18\n" +
 	"\acommand\x18\x02 \x01(\tR\acommand\x12\x12\n" +
@@ -763,10 +947,15 @@ const file_toolgate_launcher_v1_launcher_proto_rawDesc = "" +
 	"\x03env\x18\x04 \x03(\v2(.toolgate.launcher.v1.StartSpec.EnvEntryR\x03env\x12\x10\n" +
 	"\x03dir\x18\x05 \x01(\tR\x03dir\x12\x1d\n" +
 	"\n" +
-	"remote_env\x18\x06 \x03(\tR\tremoteEnv\x1a6\n" +
+	"remote_env\x18\x06 \x03(\tR\tremoteEnv\x12\x1d\n" +
+	"\n" +
+	"accept_fds\x18\a \x01(\bR\tacceptFds\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\f\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"9\n" +
+	"\tFdHandoff\x12\x14\n" +
+	"\x05taken\x18\x01 \x01(\bR\x05taken\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\f\n" +
 	"\n" +
 	"CloseStdin\"\xf7\x01\n" +
 	"\x11LaunchServerFrame\x129\n" +
@@ -775,9 +964,14 @@ const file_toolgate_launcher_v1_launcher_proto_rawDesc = "" +
 	"\x06stdout\x18\x03 \x01(\fH\x00R\x06stdout\x12\x18\n" +
 	"\x06stderr\x18\x04 \x01(\fH\x00R\x06stderr\x120\n" +
 	"\x04exit\x18\x05 \x01(\v2\x1a.toolgate.launcher.v1.ExitH\x00R\x04exitB\a\n" +
-	"\x05frame\"\x1b\n" +
+	"\x05frame\"U\n" +
 	"\aStarted\x12\x10\n" +
-	"\x03pid\x18\x01 \x01(\x03R\x03pid\"\x87\x01\n" +
+	"\x03pid\x18\x01 \x01(\x03R\x03pid\x128\n" +
+	"\bfd_offer\x18\x02 \x01(\v2\x1d.toolgate.launcher.v1.FdOfferR\afdOffer\"@\n" +
+	"\aFdOffer\x12\x1f\n" +
+	"\vsocket_path\x18\x01 \x01(\tR\n" +
+	"socketPath\x12\x14\n" +
+	"\x05nonce\x18\x02 \x01(\fR\x05nonce\"\x87\x01\n" +
 	"\n" +
 	"StartError\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x128\n" +
@@ -813,35 +1007,39 @@ func file_toolgate_launcher_v1_launcher_proto_rawDescGZIP() []byte {
 }
 
 var file_toolgate_launcher_v1_launcher_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_toolgate_launcher_v1_launcher_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_toolgate_launcher_v1_launcher_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_toolgate_launcher_v1_launcher_proto_goTypes = []any{
 	(Signal)(0),               // 0: toolgate.launcher.v1.Signal
 	(StartErrorKind)(0),       // 1: toolgate.launcher.v1.StartErrorKind
 	(*LaunchClientFrame)(nil), // 2: toolgate.launcher.v1.LaunchClientFrame
 	(*StartSpec)(nil),         // 3: toolgate.launcher.v1.StartSpec
-	(*CloseStdin)(nil),        // 4: toolgate.launcher.v1.CloseStdin
-	(*LaunchServerFrame)(nil), // 5: toolgate.launcher.v1.LaunchServerFrame
-	(*Started)(nil),           // 6: toolgate.launcher.v1.Started
-	(*StartError)(nil),        // 7: toolgate.launcher.v1.StartError
-	(*Exit)(nil),              // 8: toolgate.launcher.v1.Exit
-	nil,                       // 9: toolgate.launcher.v1.StartSpec.EnvEntry
+	(*FdHandoff)(nil),         // 4: toolgate.launcher.v1.FdHandoff
+	(*CloseStdin)(nil),        // 5: toolgate.launcher.v1.CloseStdin
+	(*LaunchServerFrame)(nil), // 6: toolgate.launcher.v1.LaunchServerFrame
+	(*Started)(nil),           // 7: toolgate.launcher.v1.Started
+	(*FdOffer)(nil),           // 8: toolgate.launcher.v1.FdOffer
+	(*StartError)(nil),        // 9: toolgate.launcher.v1.StartError
+	(*Exit)(nil),              // 10: toolgate.launcher.v1.Exit
+	nil,                       // 11: toolgate.launcher.v1.StartSpec.EnvEntry
 }
 var file_toolgate_launcher_v1_launcher_proto_depIdxs = []int32{
-	3, // 0: toolgate.launcher.v1.LaunchClientFrame.start:type_name -> toolgate.launcher.v1.StartSpec
-	4, // 1: toolgate.launcher.v1.LaunchClientFrame.close_stdin:type_name -> toolgate.launcher.v1.CloseStdin
-	0, // 2: toolgate.launcher.v1.LaunchClientFrame.signal:type_name -> toolgate.launcher.v1.Signal
-	9, // 3: toolgate.launcher.v1.StartSpec.env:type_name -> toolgate.launcher.v1.StartSpec.EnvEntry
-	6, // 4: toolgate.launcher.v1.LaunchServerFrame.started:type_name -> toolgate.launcher.v1.Started
-	7, // 5: toolgate.launcher.v1.LaunchServerFrame.error:type_name -> toolgate.launcher.v1.StartError
-	8, // 6: toolgate.launcher.v1.LaunchServerFrame.exit:type_name -> toolgate.launcher.v1.Exit
-	1, // 7: toolgate.launcher.v1.StartError.kind:type_name -> toolgate.launcher.v1.StartErrorKind
-	2, // 8: toolgate.launcher.v1.LauncherService.Launch:input_type -> toolgate.launcher.v1.LaunchClientFrame
-	5, // 9: toolgate.launcher.v1.LauncherService.Launch:output_type -> toolgate.launcher.v1.LaunchServerFrame
-	9, // [9:10] is the sub-list for method output_type
-	8, // [8:9] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	3,  // 0: toolgate.launcher.v1.LaunchClientFrame.start:type_name -> toolgate.launcher.v1.StartSpec
+	5,  // 1: toolgate.launcher.v1.LaunchClientFrame.close_stdin:type_name -> toolgate.launcher.v1.CloseStdin
+	0,  // 2: toolgate.launcher.v1.LaunchClientFrame.signal:type_name -> toolgate.launcher.v1.Signal
+	4,  // 3: toolgate.launcher.v1.LaunchClientFrame.fd_handoff:type_name -> toolgate.launcher.v1.FdHandoff
+	11, // 4: toolgate.launcher.v1.StartSpec.env:type_name -> toolgate.launcher.v1.StartSpec.EnvEntry
+	7,  // 5: toolgate.launcher.v1.LaunchServerFrame.started:type_name -> toolgate.launcher.v1.Started
+	9,  // 6: toolgate.launcher.v1.LaunchServerFrame.error:type_name -> toolgate.launcher.v1.StartError
+	10, // 7: toolgate.launcher.v1.LaunchServerFrame.exit:type_name -> toolgate.launcher.v1.Exit
+	8,  // 8: toolgate.launcher.v1.Started.fd_offer:type_name -> toolgate.launcher.v1.FdOffer
+	1,  // 9: toolgate.launcher.v1.StartError.kind:type_name -> toolgate.launcher.v1.StartErrorKind
+	2,  // 10: toolgate.launcher.v1.LauncherService.Launch:input_type -> toolgate.launcher.v1.LaunchClientFrame
+	6,  // 11: toolgate.launcher.v1.LauncherService.Launch:output_type -> toolgate.launcher.v1.LaunchServerFrame
+	11, // [11:12] is the sub-list for method output_type
+	10, // [10:11] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_toolgate_launcher_v1_launcher_proto_init() }
@@ -854,8 +1052,9 @@ func file_toolgate_launcher_v1_launcher_proto_init() {
 		(*LaunchClientFrame_Stdin)(nil),
 		(*LaunchClientFrame_CloseStdin)(nil),
 		(*LaunchClientFrame_Signal)(nil),
+		(*LaunchClientFrame_FdHandoff)(nil),
 	}
-	file_toolgate_launcher_v1_launcher_proto_msgTypes[3].OneofWrappers = []any{
+	file_toolgate_launcher_v1_launcher_proto_msgTypes[4].OneofWrappers = []any{
 		(*LaunchServerFrame_Started)(nil),
 		(*LaunchServerFrame_Error)(nil),
 		(*LaunchServerFrame_Stdout)(nil),
@@ -868,7 +1067,7 @@ func file_toolgate_launcher_v1_launcher_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_toolgate_launcher_v1_launcher_proto_rawDesc), len(file_toolgate_launcher_v1_launcher_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   8,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

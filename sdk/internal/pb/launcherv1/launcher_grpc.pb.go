@@ -15,13 +15,42 @@
 //     stderr bytes in the order the process wrote them (per stream).
 //  4. When the process has exited and its stdout and stderr are drained,
 //     the plugin sends exactly one exit frame, and nothing after it, and
-//     ends the stream with status OK.
+//     ends the stream with status OK. (After a descriptor hand-off, below:
+//     as soon as the process has exited.)
 //
 // Frames carry at most 64 KiB of data; either side should send what it has
 // at once rather than wait to fill a frame (MCP messages are short lines).
 // Flow control is gRPC's: a side that stops reading eventually stops the
 // other, which is the intended back pressure. A plugin must not buffer
 // without bound.
+//
+// Descriptor passing (optional, negotiated per process; Linux only today):
+// a host on the same machine may set StartSpec.accept_fds. A plugin whose
+// process's stdin, stdout and stderr are local pipes may then answer with
+// Started.fd_offer instead of streaming them:
+//
+//  a. The plugin listens on a unix socket in a fresh directory only its
+//     user can enter, and puts the socket's path and a one-time random
+//     nonce (at least 16 bytes) in fd_offer. It reads nothing from the
+//     process's pipes until the hand-off is settled.
+//  b. The host connects and writes the nonce. The plugin accepts one
+//     connection only, removes the socket and its directory, and checks the
+//     nonce (in constant time) and the peer's uid (it must be the plugin's
+//     own). If both match, it sends one message of one byte carrying three
+//     descriptors with SCM_RIGHTS: the write end of the process's stdin,
+//     the read end of its stdout, the read end of its stderr, in that order.
+//     Otherwise it closes the connection without sending any.
+//  c. The host then sends exactly one LaunchClientFrame.fd_handoff before
+//     anything else: taken = true if it holds the three descriptors (the
+//     plugin then closes its own copies and never reads or writes them), or
+//     taken = false (the plugin streams them as in step 3, and the host
+//     closes whatever it received). Either way the plugin still reaps the
+//     process, applies signals, and sends the exit frame when the process
+//     has exited (not waiting for its outputs, which it no longer holds).
+//
+// A host that does not set accept_fds never gets an offer; a plugin that
+// does not know the field ignores it and streams. Any failure along the
+// way falls back to streaming, never to a half state.
 //
 // If the stream ends early (the host cancels it, or the connection breaks),
 // the plugin must kill the process. The process must never get a TTY: MCP

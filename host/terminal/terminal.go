@@ -111,7 +111,10 @@ func (t *Terminal) readLoop() {
 	}
 }
 
-var errNotInteractive = fmt.Errorf("%w: stdin is not a terminal", approval.ErrNobodyToAsk)
+var (
+	errNotInteractive = fmt.Errorf("%w: stdin is not a terminal", approval.ErrNobodyToAsk)
+	errClosed         = fmt.Errorf("%w: the terminal was closed", approval.ErrNobodyToAsk)
+)
 
 // begin waits for this caller's turn at the screen and starts the reader
 // on first use. The returned func gives the turn back.
@@ -121,7 +124,7 @@ func (t *Terminal) begin(ctx context.Context) (func(), error) {
 	}
 	select {
 	case <-t.done:
-		return nil, fmt.Errorf("%w: the terminal was closed", approval.ErrNobodyToAsk)
+		return nil, errClosed
 	default:
 	}
 	select {
@@ -129,7 +132,7 @@ func (t *Terminal) begin(ctx context.Context) (func(), error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-t.done:
-		return nil, fmt.Errorf("%w: the terminal was closed", approval.ErrNobodyToAsk)
+		return nil, errClosed
 	}
 	t.startReader.Do(func() { go t.readLoop() })
 	return func() { <-t.turn }, nil
@@ -142,7 +145,7 @@ func (t *Terminal) readLine(ctx context.Context, since time.Time) (string, error
 		select {
 		case l, ok := <-t.lines:
 			if !ok {
-				return "", io.EOF
+				return "", t.endOfInput()
 			}
 			if l.at.Before(since) {
 				continue
@@ -151,8 +154,20 @@ func (t *Terminal) readLine(ctx context.Context, since time.Time) (string, error
 		case <-ctx.Done():
 			return "", ctx.Err()
 		case <-t.done:
-			return "", fmt.Errorf("%w: the terminal was closed", approval.ErrNobodyToAsk)
+			return "", errClosed
 		}
+	}
+}
+
+// endOfInput says why lines ended. Close closes done before it closes in,
+// so when in ended because of Close, done is already closed here — and
+// the caller must hear "closed", not a user's end of input.
+func (t *Terminal) endOfInput() error {
+	select {
+	case <-t.done:
+		return errClosed
+	default:
+		return io.EOF
 	}
 }
 

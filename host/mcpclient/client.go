@@ -306,9 +306,7 @@ func (c *Client) connect(ctx context.Context, version string) error {
 			defer c.wg.Done()
 			pumpStderr(proc.Stderr(), tail, c.log.Named("stderr"))
 		}()
-		// Safe to wrap: go-sdk asks nothing of a stdio connection beyond
-		// the Connection interface. HTTP progress is read in headerTransport.
-		transport = &progressTransport{Transport: &mcp.IOTransport{Reader: proc, Writer: proc}, router: &c.progress}
+		transport = &stdioTransport{rwc: proc, router: &c.progress}
 	} else {
 		transport, _ = c.httpTransport()
 	}

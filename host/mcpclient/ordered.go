@@ -2,7 +2,6 @@ package mcpclient
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 
@@ -16,47 +15,20 @@ import (
 // progress notification the server sent before its result can otherwise
 // reach the caller after the result — too late to forward to anyone.
 //
-// On stdio the connection is wrapped (progressTransport); on Streamable
-// HTTP the response body is (sseProgress): go-sdk type-asserts its HTTP
-// connection for session handling, so that one must stay unwrapped.
+// On stdio our own connection reads them (stdioConn); on Streamable HTTP
+// the response body is watched (sseProgress): go-sdk type-asserts its HTTP
+// connection for session handling, so that one must stay go-sdk's.
 
-// progressTransport reads progress off a stdio connection.
-type progressTransport struct {
-	mcp.Transport
-	router *progressRouter
-}
-
-func (t *progressTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	conn, err := t.Transport.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &progressConn{Connection: conn, router: t.router}, nil
-}
-
-type progressConn struct {
-	mcp.Connection
-	router *progressRouter
-}
-
-func (c *progressConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && !req.IsCall() && req.Method == "notifications/progress" {
-		var p mcp.ProgressNotificationParams
-		if json.Unmarshal(req.Params, &p) == nil {
-			c.router.deliver(&p)
-		}
-	}
-	return msg, err
-}
-
-// deliverProgress routes one JSON-RPC message if it is a progress
+// deliverMessage routes one encoded JSON-RPC message if it is a progress
 // notification.
 func (r *progressRouter) deliverMessage(data []byte) {
-	msg, err := jsonrpc.DecodeMessage(data)
-	if err != nil {
-		return
+	if msg, err := jsonrpc.DecodeMessage(data); err == nil {
+		r.deliverIfProgress(msg)
 	}
+}
+
+// deliverIfProgress routes msg if it is a progress notification.
+func (r *progressRouter) deliverIfProgress(msg jsonrpc.Message) {
 	if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() && req.Method == "notifications/progress" {
 		var p mcp.ProgressNotificationParams
 		if json.Unmarshal(req.Params, &p) == nil {

@@ -159,3 +159,48 @@ func TestCallAsksOnARealTerminal(t *testing.T) {
 		}
 	}
 }
+
+// A server's form elicitation during `toolgate call` is put to the person
+// at the terminal field by field; a bad answer is asked again, and what
+// they accept is what the server receives.
+func TestServerElicitationOnARealTerminal(t *testing.T) {
+	cfg := filepath.Join(exampleDir(t), "config.hcl.example")
+	call := []string{"call", "--config", cfg, "mcp__demo__elicit", `{}`}
+
+	s := startOnTTY(t, call...)
+	s.expect(`toolgate: the demo MCP server asks for input`)
+	s.expect(`Tell mcp-demo about yourself\.`)
+	s.expect(`^age \(whole number; optional\)`)
+	s.typeLine("abc")
+	s.expect(`not a whole number; try again`)
+	s.typeLine("42")
+	s.expect(`^color \(choose one`)
+	s.expect(`2\) green`)
+	s.typeLine("2")
+	s.expect(`default: anon`)
+	s.typeLine("")
+	s.expect(`Your answers:`)
+	s.expect(`color: green`)
+	s.expect(`\[a\]ccept / \[d\]ecline / \[c\]ancel`)
+	s.typeLine("a")
+	s.expect(`\\"action\\":\\"accept\\",\\"content\\":\{\\"age\\":42,\\"color\\":\\"green\\",\\"name\\":\\"anon\\"\}`)
+	if code := s.exitCode(); code != 0 {
+		t.Fatalf("accepted elicitation exited %d:\n%s", code, strings.Join(s.seen, "\n"))
+	}
+
+	// Declining mid-form sends nothing the person typed.
+	s = startOnTTY(t, call...)
+	s.expect(`^age \(whole number`)
+	s.typeLine("7")
+	s.expect(`^color \(choose one`)
+	s.typeLine(":decline")
+	s.expect(`\\"action\\":\\"decline\\"`)
+	if code := s.exitCode(); code != 0 {
+		t.Fatalf("declined elicitation exited %d", code)
+	}
+	for _, l := range s.seen {
+		if strings.Contains(l, `\"age\"`) {
+			t.Fatalf("a declined form leaked an answer to the server: %s", l)
+		}
+	}
+}

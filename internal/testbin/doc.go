@@ -1,0 +1,9 @@
+// Package testbin gives tests the project's real binaries (mcp-demo,
+// plugins, the toolgate CLI) so integration tests run what users run.
+//
+// `make test` builds everything into bin/ and sets TOOLGATE_BIN; a plain
+// `go test` without it builds the needed package once per test process
+// into a temporary directory. Either way nothing is skipped.
+//
+// It must only be imported from tests.
+package testbin

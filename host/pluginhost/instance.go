@@ -239,10 +239,12 @@ func (in *instance) started(p *process) {
 	in.last = p
 	in.lastErr = nil
 	in.mu.Unlock()
-	close(p.ready)
+	// Told before a caller can use it: whoever saw the plugin answer can
+	// count on its started event (the same order in startFailed and ended).
 	in.log.Info("plugin started", "pid", p.pid, "plugin_version", p.info.Version,
 		"protocol", p.protocol, "api_version", p.api)
 	in.emit(events.PluginStarted, p.pid, "")
+	close(p.ready)
 }
 
 func (in *instance) startFailed(p *process, err error) {
@@ -264,17 +266,16 @@ func (in *instance) startFailed(p *process, err error) {
 	p.err = err
 	in.lastErr = err
 	in.mu.Unlock()
+	if !stopping {
+		in.log.Warn("plugin failed to start", "error", err)
+		in.emit(events.PluginFailed, p.pid, err.Error())
+		if giveUp != nil {
+			in.log.Error("giving up on plugin", "error", giveUp)
+			in.emit(events.PluginGivenUp, p.pid, giveUp.Error())
+		}
+	}
 	close(p.ready)
 	close(p.gone)
-	if stopping {
-		return
-	}
-	in.log.Warn("plugin failed to start", "error", err)
-	in.emit(events.PluginFailed, p.pid, err.Error())
-	if giveUp != nil {
-		in.log.Error("giving up on plugin", "error", giveUp)
-		in.emit(events.PluginGivenUp, p.pid, giveUp.Error())
-	}
 }
 
 // ended accounts for a process that is gone; crashed says it ended by
@@ -294,7 +295,7 @@ func (in *instance) ended(p *process, how string, crashed bool) {
 		giveUp, delay = in.crashedLocked(now, how)
 	}
 	in.mu.Unlock()
-	close(p.gone)
+	defer close(p.gone)
 	if !crashed {
 		in.log.Debug("plugin stopped", "pid", p.pid)
 		in.emit(events.PluginExited, p.pid, "")

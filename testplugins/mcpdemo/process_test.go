@@ -242,7 +242,13 @@ func TestProcessStreamableHTTPIgnoreUnknown(t *testing.T) {
 
 func TestProcessStreamableHTTPCrashAfter(t *testing.T) {
 	cmd, stderr, endpoint, hc := startHTTPDemo(t, "--crash-after", "1")
-	cs, err := connectHTTP(testCtx(t), endpoint, hc, legacyVersion)
+	// Without the standalone SSE stream: when the process exits, go-sdk's
+	// client would see that stream break and could fail the session
+	// before it reads the result already delivered on the POST — a race
+	// in the client, not in what this test checks.
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpdemo-test", Version: "1"}, nil)
+	cs, err := client.Connect(testCtx(t), &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -306,7 +306,7 @@ func (c *Client) connect(ctx context.Context, version string) error {
 			defer c.wg.Done()
 			pumpStderr(proc.Stderr(), tail, c.log.Named("stderr"))
 		}()
-		transport = &stdioTransport{rwc: proc, router: &c.progress}
+		transport = &stdioTransport{rwc: proc, router: &c.progress, secrets: envSecrets(c.opts.Stdio.Spec.Env)}
 	} else {
 		transport, _ = c.httpTransport()
 	}

@@ -51,6 +51,8 @@ var credentialPatterns = []struct {
 	{regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}`), "$1 " + redacted},
 	// JSON members named like credentials: "access_token": "…".
 	{regexp.MustCompile(`(?i)("[a-z0-9_-]*(?:token|secret|password|passwd|api[_-]?key|apikey|credential|assertion|code_verifier)[a-z0-9_-]*"\s*:\s*)"[^"]*"`), `$1"` + redacted + `"`},
+	// Plain-text "NAME: value" lines, as servers print them: GITHUB_TOKEN: ghp_….
+	{regexp.MustCompile(`(?i)\b([a-z0-9_-]*(?:token|secret|password|passwd|api[_-]?key|apikey)[a-z0-9_-]*:[ \t]*)[^\s"',;]+`), "${1}" + redacted},
 	// Form and query parameters: access_token=…&.
 	{regexp.MustCompile(`(?i)\b([a-z0-9_-]*(?:token|secret|password|passwd|api[_-]?key|apikey|assertion|code_verifier)[a-z0-9_-]*=)[^&\s"']+`), "${1}" + redacted},
 }
@@ -68,8 +70,9 @@ func redact(s string, secrets []string) string {
 	return s
 }
 
-// credentialHeader reports whether a header carries a secret by its name.
-func credentialHeader(name string) bool {
+// credentialName reports whether a header or an environment variable
+// carries a secret, by its name.
+func credentialName(name string) bool {
 	n := strings.ToLower(name)
 	if n == "authorization" || n == "proxy-authorization" || n == "cookie" {
 		return true
@@ -87,7 +90,7 @@ func credentialHeader(name string) bool {
 func requestSecrets(h http.Header) []string {
 	var out []string
 	for k, vs := range h {
-		if !credentialHeader(k) {
+		if !credentialName(k) {
 			continue
 		}
 		for _, v := range vs {
@@ -95,6 +98,18 @@ func requestSecrets(h http.Header) []string {
 			if _, cred, ok := strings.Cut(v, " "); ok {
 				out = append(out, strings.TrimSpace(cred))
 			}
+		}
+	}
+	return out
+}
+
+// envSecrets lists the values of a process environment's (KEY=VALUE)
+// variables whose names say they carry a secret, for redaction.
+func envSecrets(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && credentialName(k) {
+			out = append(out, v)
 		}
 	}
 	return out

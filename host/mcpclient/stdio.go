@@ -10,6 +10,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -28,27 +29,39 @@ const maxStdioMessage = mcp.DefaultMaxLineLength
 // launch.Process unblocks its Read when closed, so the connection reads
 // on its caller's goroutine. It also delivers progress notifications in
 // order (see progressRouter).
+//
+// One difference from go-sdk's connection: calls a server sends in a
+// JSON-RPC batch (allowed before protocol 2025-06-18) are answered one
+// line each rather than in one array. JSON-RPC says a batch SHOULD be
+// answered as one; servers match responses by id either way, and servers
+// calling their client in batches are not seen in practice.
 type stdioTransport struct {
 	rwc    io.ReadWriteCloser
 	router *progressRouter
+	// secrets are values quoted errors must not show (the server's
+	// credential-named environment variables).
+	secrets []string
 }
 
 func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 	return &stdioConn{
-		rwc:    t.rwc,
-		r:      bufio.NewReaderSize(t.rwc, 64<<10),
-		router: t.router,
+		rwc:     t.rwc,
+		r:       bufio.NewReaderSize(t.rwc, 64<<10),
+		router:  t.router,
+		secrets: t.secrets,
 	}, nil
 }
 
 type stdioConn struct {
-	rwc    io.ReadWriteCloser
-	r      *bufio.Reader
-	router *progressRouter
-	queue  []jsonrpc.Message // the rest of a batch; read side only
+	rwc     io.ReadWriteCloser
+	r       *bufio.Reader
+	router  *progressRouter
+	secrets []string
+	queue   []jsonrpc.Message // the rest of a batch; read side only
 
 	wmu sync.Mutex // one message per Write, whole
 
+	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -57,6 +70,9 @@ type stdioConn struct {
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if c.closed.Load() {
+		return nil, io.EOF // nothing more is read once closed, queued or not
 	}
 	if len(c.queue) > 0 {
 		msg := c.queue[0]
@@ -73,19 +89,38 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			continue // tolerate blank lines between messages
 		}
 		if line[0] == '[' {
-			return c.readBatch(line)
+			if msg, err := c.readBatch(line); !errors.Is(err, errNotABatch) {
+				return msg, err
+			}
 		}
 		msg, err := jsonrpc.DecodeMessage(line)
 		if err != nil {
-			return nil, fmt.Errorf("reading from the server: stdout line %q is not a JSON-RPC message (%w); a stdio server must write only MCP messages to stdout and its logs to stderr", linePreview(line), err)
+			return nil, c.notJSONRPC(line)
 		}
 		c.router.deliverIfProgress(msg)
 		return msg, nil
 	}
 }
 
-// readLine returns one line without its newline, valid until the next
-// call. A line longer than the reader's buffer is assembled in a new slice.
+// notJSONRPC is the error for a stdout line that is not a message: most
+// often a server printing its logs to stdout. The decoder's own error is
+// left out: it quotes the line unredacted.
+func (c *stdioConn) notJSONRPC(line []byte) error {
+	return fmt.Errorf("reading from the server: stdout line %q is %s; "+
+		"a stdio server must write only MCP messages to stdout and its logs to stderr",
+		linePreview(line, c.secrets), whatIsWrong(line))
+}
+
+// whatIsWrong says why data is not a JSON-RPC message, without quoting it.
+func whatIsWrong(data []byte) string {
+	if json.Valid(data) {
+		return "JSON but not a JSON-RPC 2.0 message"
+	}
+	return "not a JSON-RPC message (not JSON)"
+}
+
+// readLine returns one line with its newline, valid until the next call.
+// A line longer than the reader's buffer is assembled in a new slice.
 func (c *stdioConn) readLine() ([]byte, error) {
 	line, err := c.r.ReadSlice('\n')
 	if err == nil {
@@ -101,7 +136,8 @@ func (c *stdioConn) readLine() ([]byte, error) {
 	for {
 		line, err = c.r.ReadSlice('\n')
 		long = append(long, line...)
-		if len(long) > maxStdioMessage {
+		// The limit is on the message; its newline (and a CR) are not.
+		if len(bytes.TrimRight(long, "\r\n")) > maxStdioMessage {
 			return nil, fmt.Errorf("reading from the server: a message exceeds %d bytes", maxStdioMessage)
 		}
 		switch {
@@ -117,33 +153,45 @@ func (c *stdioConn) readLine() ([]byte, error) {
 	}
 }
 
+// previewRunes bounds the part of a bad line an error quotes.
+const previewRunes = 120
+
 // linePreview is the part of a bad line an error quotes: short, and with
-// anything shaped like a credential redacted.
-func linePreview(line []byte) string {
-	const max = 120
-	text := redact(strings.ToValidUTF8(string(line[:min(len(line), max+64)]), "\uFFFD"), nil)
-	if len(text) > max || len(line) > max+64 {
-		cut := min(len(text), max)
-		for cut > 0 && cut < len(text) && !utf8.RuneStart(text[cut]) {
-			cut--
-		}
-		return text[:cut] + "…"
+// the server's secrets and anything shaped like a credential redacted.
+// Redaction runs over much more than is shown, so a secret that the cut
+// would split is still recognized whole.
+func linePreview(line []byte, secrets []string) string {
+	const scan = 64 << 10
+	text := redact(strings.ToValidUTF8(string(line[:min(len(line), scan)]), "\uFFFD"), secrets)
+	if utf8.RuneCountInString(text) <= previewRunes && len(line) <= scan {
+		return text
 	}
-	return text
+	cut, n := 0, 0
+	for cut < len(text) && n < previewRunes {
+		_, size := utf8.DecodeRuneInString(text[cut:])
+		cut += size
+		n++
+	}
+	return text[:cut] + "…"
 }
+
+// errNotABatch says a line starting with '[' is not a JSON array at all
+// (a log line such as "[INFO] started"), to be reported as such.
+var errNotABatch = errors.New("not a batch")
 
 func (c *stdioConn) readBatch(line []byte) (jsonrpc.Message, error) {
 	var raws []json.RawMessage
 	if err := json.Unmarshal(line, &raws); err != nil {
-		return nil, fmt.Errorf("reading a batch from the server: %w", err)
+		return nil, errNotABatch
 	}
 	if len(raws) == 0 {
-		return nil, errors.New("reading from the server: an empty batch")
+		return nil, errors.New("reading from the server: an empty JSON-RPC batch")
 	}
 	for _, raw := range raws {
 		msg, err := jsonrpc.DecodeMessage(raw)
 		if err != nil {
-			return nil, fmt.Errorf("reading a batch from the server: %w", err)
+			return nil, fmt.Errorf("reading a batch from the server: element %q is %s",
+				linePreview(raw, c.secrets), whatIsWrong(raw))
 		}
 		c.router.deliverIfProgress(msg)
 		c.queue = append(c.queue, msg)
@@ -153,7 +201,8 @@ func (c *stdioConn) readBatch(line []byte) (jsonrpc.Message, error) {
 	return msg, nil
 }
 
-// Write sends one message as one line.
+// Write sends one message as one line. Concurrent writes do not
+// interleave.
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -172,7 +221,10 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // Close ends the process's session (the launcher's shutdown order:
 // stdin first, then signals). It unblocks a pending Read.
 func (c *stdioConn) Close() error {
-	c.closeOnce.Do(func() { c.closeErr = c.rwc.Close() })
+	c.closeOnce.Do(func() {
+		c.closed.Store(true)
+		c.closeErr = c.rwc.Close()
+	})
 	return c.closeErr
 }
 

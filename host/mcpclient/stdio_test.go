@@ -5,7 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -13,20 +16,39 @@ import (
 )
 
 // bufferRWC is what a server wrote (in) and what the host sends (out).
+// Writes land a byte at a time, so writes that are not serialized would
+// interleave in out.
 type bufferRWC struct {
-	in     io.Reader
+	in io.Reader
+
+	mu     sync.Mutex
 	out    bytes.Buffer
-	closed bool
+	closes int
 }
 
-func (b *bufferRWC) Read(p []byte) (int, error)  { return b.in.Read(p) }
-func (b *bufferRWC) Write(p []byte) (int, error) { return b.out.Write(p) }
-func (b *bufferRWC) Close() error                { b.closed = true; return nil }
+func (b *bufferRWC) Read(p []byte) (int, error) { return b.in.Read(p) }
+
+func (b *bufferRWC) Write(p []byte) (int, error) {
+	for _, c := range p {
+		b.mu.Lock()
+		b.out.WriteByte(c)
+		b.mu.Unlock()
+		runtime.Gosched()
+	}
+	return len(p), nil
+}
+
+func (b *bufferRWC) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closes++
+	return nil
+}
 
 func dialStdio(t *testing.T, serverOutput string, router *progressRouter) (*stdioConn, *bufferRWC) {
 	t.Helper()
 	rwc := &bufferRWC{in: strings.NewReader(serverOutput)}
-	conn, err := (&stdioTransport{rwc: rwc, router: router}).Connect(t.Context())
+	conn, err := (&stdioTransport{rwc: rwc, router: router, secrets: []string{"s3cr3t-from-env"}}).Connect(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,21 +101,55 @@ func TestStdioFraming(t *testing.T) {
 func idString(id jsonrpc.ID) string { return fmt.Sprint(id.Raw()) }
 
 func TestStdioRejectsBrokenOutput(t *testing.T) {
+	const hint = "a stdio server must write only MCP messages to stdout and its logs to stderr"
+	longToken := strings.Repeat("T", 300)
 	for name, tc := range map[string]struct {
-		output, want string
+		output string
+		want   []string
+		never  []string
 	}{
-		"not json":    {"hello from a server that logs to stdout\n", "reading from the server"},
-		"empty batch": {"[]\n", "an empty batch"},
-		"bad batch":   {`[{"jsonrpc":"2.0","id":1,"result":{}}, 7]` + "\n", "reading a batch from the server"},
-		"too long":    {`{"jsonrpc":"2.0","id":1,"result":"` + strings.Repeat("y", maxStdioMessage+1) + `"}` + "\n", "exceeds"},
+		"a log line": {"hello from a server that logs to stdout\n",
+			[]string{`stdout line "hello from a server that logs to stdout" is not a JSON-RPC message (not JSON)`, hint}, nil},
+		"a bracketed log line": {"[INFO] server started\n",
+			[]string{`stdout line "[INFO] server started" is not a JSON-RPC message (not JSON)`, hint}, nil},
+		"a secret the cut would split": {`debug: config {"api_key": "` + longToken + `"}` + "\n",
+			[]string{"[REDACTED]", "is not a JSON-RPC message"}, []string{"TTTT"}},
+		"a token printed as text":        {"GITHUB_TOKEN: ghp_abcdefghijklmnop\n", []string{"[REDACTED]"}, []string{"ghp_"}},
+		"a secret from the server's env": {"using s3cr3t-from-env now\n", []string{"using [REDACTED] now"}, []string{"s3cr3t"}},
+		"a long line is cut":             {strings.Repeat("x", 500) + "\n", []string{strings.Repeat("x", previewRunes) + "…"}, []string{strings.Repeat("x", previewRunes+1)}},
+		"json, not json-rpc":             {`{"hello": 1}` + "\n", []string{`stdout line "{\"hello\": 1}" is JSON but not a JSON-RPC 2.0 message`}, nil},
+		"empty batch":                    {"[]\n", []string{"an empty JSON-RPC batch"}, nil},
+		"bad batch":                      {`[{"jsonrpc":"2.0","id":1,"result":{}}, 7]` + "\n", []string{`reading a batch from the server: element "7" is JSON but not a JSON-RPC 2.0 message`}, nil},
+		"too long":                       {`{"jsonrpc":"2.0","id":1,"result":"` + strings.Repeat("y", maxStdioMessage+1) + `"}` + "\n", []string{"exceeds"}, nil},
 	} {
 		t.Run(name, func(t *testing.T) {
 			conn, _ := dialStdio(t, tc.output, &progressRouter{})
 			_, err := readAll(conn)
-			if err == nil || err == io.EOF || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("error = %v, want one containing %q", err, tc.want)
+			if err == nil || err == io.EOF {
+				t.Fatalf("error = %v, want a reading error", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\ndoes not contain %q", err, w)
+				}
+			}
+			for _, n := range tc.never {
+				if strings.Contains(err.Error(), n) {
+					t.Errorf("error %q\ncontains %q", err, n)
+				}
 			}
 		})
+	}
+}
+
+// A message of exactly the limit is read: the limit is on the message,
+// not its line ending.
+func TestStdioReadsAMessageOfExactlyTheLimit(t *testing.T) {
+	head, tail := `{"jsonrpc":"2.0","id":1,"result":"`, `"}`
+	msg := head + strings.Repeat("z", maxStdioMessage-len(head)-len(tail)) + tail
+	conn, _ := dialStdio(t, msg+"\r\n", &progressRouter{})
+	if _, err := conn.Read(t.Context()); err != nil {
+		t.Fatalf("a %d-byte message: %v", len(msg), err)
 	}
 }
 
@@ -120,22 +176,63 @@ func TestStdioDeliversProgressBeforeTheNextMessage(t *testing.T) {
 	}
 }
 
-func TestStdioWritesOneLinePerMessageAndClosesOnce(t *testing.T) {
+func TestStdioWritesWholeLinesConcurrently(t *testing.T) {
 	conn, rwc := dialStdio(t, "", &progressRouter{})
-	id, err := jsonrpc.MakeID(float64(1))
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 20 {
+				id, err := jsonrpc.MakeID(float64(g*100 + i))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if err := conn.Write(t.Context(), &jsonrpc.Request{ID: id, Method: "tools/list"}); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	lines := strings.Split(strings.TrimSuffix(rwc.out.String(), "\n"), "\n")
+	if len(lines) != 160 {
+		t.Fatalf("wrote %d lines, want 160", len(lines))
+	}
+	for _, l := range lines {
+		if _, err := jsonrpc.DecodeMessage([]byte(l)); err != nil {
+			t.Fatalf("line %q is not one whole message: %v", l, err)
+		}
+	}
+}
+
+// pipeRWC is a process whose stdout stays open until Close, as a live
+// server's does.
+type pipeRWC struct {
+	r      *io.PipeReader
+	w      *io.PipeWriter
+	closes atomic.Int32
+}
+
+func (p *pipeRWC) Read(b []byte) (int, error)  { return p.r.Read(b) }
+func (p *pipeRWC) Write(b []byte) (int, error) { return len(b), nil }
+func (p *pipeRWC) Close() error {
+	p.closes.Add(1)
+	return p.w.CloseWithError(io.EOF)
+}
+
+func TestStdioCloseEndsAPendingReadOnce(t *testing.T) {
+	r, w := io.Pipe()
+	rwc := &pipeRWC{r: r, w: w}
+	conn, err := (&stdioTransport{rwc: rwc, router: &progressRouter{}}).Connect(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := &jsonrpc.Request{ID: id, Method: "tools/list"}
-	if err := conn.Write(t.Context(), req); err != nil {
+	// A batch leaves a message queued; after Close it must not be read.
+	go func() {
+		_, _ = w.Write([]byte(`[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"result":{}}]` + "\n"))
+	}()
+	if _, err := conn.Read(t.Context()); err != nil {
 		t.Fatal(err)
-	}
-	if err := conn.Write(t.Context(), req); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSuffix(rwc.out.String(), "\n"), "\n")
-	if len(lines) != 2 || !strings.Contains(lines[0], `"method":"tools/list"`) {
-		t.Fatalf("wrote %q, want two newline-terminated messages", rwc.out.String())
 	}
 	if err := conn.Close(); err != nil {
 		t.Fatal(err)
@@ -143,7 +240,26 @@ func TestStdioWritesOneLinePerMessageAndClosesOnce(t *testing.T) {
 	if err := conn.Close(); err != nil {
 		t.Fatalf("second Close = %v", err)
 	}
-	if !rwc.closed {
-		t.Fatal("Close did not close the process's stdio")
+	if _, err := conn.Read(t.Context()); err != io.EOF {
+		t.Fatalf("Read after Close = %v, want io.EOF", err)
+	}
+
+	// A Read blocked on a silent server returns when the connection closes.
+	r, w = io.Pipe()
+	rwc = &pipeRWC{r: r, w: w}
+	conn, _ = (&stdioTransport{rwc: rwc, router: &progressRouter{}}).Connect(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := conn.Read(context.Background())
+		done <- err
+	}()
+	if err := conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != io.EOF {
+		t.Fatalf("pending Read after Close = %v, want io.EOF", err)
+	}
+	if n := rwc.closes.Load(); n != 1 {
+		t.Fatalf("the process's stdio was closed %d times, want 1", n)
 	}
 }

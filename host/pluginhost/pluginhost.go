@@ -27,7 +27,10 @@ type Options struct {
 	// go-plugin's about it) appear under Logger.Named("plugin").Named(name).
 	// Its level is passed to plugins in sdk.EnvLogLevel. nil discards.
 	Logger hclog.Logger
-	// Events receives events.PluginState; nil discards.
+	// Events receives events.PluginState; nil discards. A state's event is
+	// emitted before callers waiting on that state are released, on the
+	// goroutine that changed it: Emit must not block on, or call back
+	// into, this Host.
 	Events events.Sink
 	// LookupEnv reads the host environment for the few variables a plugin
 	// gets (PATH, HOME, TMPDIR, LANG); nil means os.LookupEnv.

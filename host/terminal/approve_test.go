@@ -344,6 +344,25 @@ func TestTypeAheadIsDiscarded(t *testing.T) {
 	})
 }
 
+// Close ends the reader too, so a waiting question can find both "closed"
+// and "end of input" ready at once; it must report the first, every time.
+func TestCloseIsNeverTakenForEndOfInput(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	term := New(pr, &screen{}, Options{Interactive: true})
+	term.startReader.Do(func() { go term.readLoop() })
+	if err := term.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range term.lines { // the reader has ended: lines is closed
+	}
+	for i := range 100 {
+		if _, err := term.readLine(t.Context(), time.Time{}); !errors.Is(err, approval.ErrNobodyToAsk) {
+			t.Fatalf("read %d after Close = %v, want ErrNobodyToAsk", i, err)
+		}
+	}
+}
+
 func TestClose(t *testing.T) {
 	r := newRig(t, Options{Interactive: true})
 	got := async(func() (approval.Choice, error) { return r.term.AskApproval(t.Context(), prompt()) })

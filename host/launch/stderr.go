@@ -25,6 +25,13 @@ const MaxStderrLine = 8 << 10
 // It blocks: run it in a goroutine the caller owns. A nil log still drains r,
 // so the child never blocks on a full stderr pipe.
 func PumpStderr(r io.Reader, log hclog.Logger) {
+	PumpStderrRedacted(r, log, nil)
+}
+
+// PumpStderrRedacted is [PumpStderr] with every line passed through
+// redact before it is logged (nil: none), for callers that know secrets
+// the process might print.
+func PumpStderrRedacted(r io.Reader, log hclog.Logger, redact func(string) string) {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
@@ -33,7 +40,11 @@ func PumpStderr(r io.Reader, log hclog.Logger) {
 	scanner.Split(splitStderrLines)
 	for scanner.Scan() {
 		if line := scanner.Bytes(); len(line) > 0 {
-			log.Info("stderr", "line", readableText(line))
+			text := readableText(line)
+			if redact != nil {
+				text = redact(text)
+			}
+			log.Info("stderr", "line", text)
 		}
 	}
 	if err := scanner.Err(); err != nil {

@@ -301,12 +301,13 @@ func (c *Client) connect(ctx context.Context, version string) error {
 		c.mu.Lock()
 		c.proc, c.stderr = proc, tail
 		c.mu.Unlock()
+		secrets := envSecrets(c.opts.Stdio.Spec.Env)
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
-			pumpStderr(proc.Stderr(), tail, c.log.Named("stderr"))
+			pumpStderr(proc.Stderr(), tail, c.log.Named("stderr"), secrets)
 		}()
-		transport = &stdioTransport{rwc: proc, router: &c.progress, secrets: envSecrets(c.opts.Stdio.Spec.Env)}
+		transport = &stdioTransport{rwc: proc, router: &c.progress, secrets: secrets}
 	} else {
 		transport, _ = c.httpTransport()
 	}
@@ -353,7 +354,8 @@ func (c *Client) connectError(ctx context.Context, err error) error {
 	default:
 		exitText = "; server process exited with status 0"
 	}
-	return &StartError{Err: fmt.Errorf("initializing: %w%s", err, exitText), Stderr: tail.String()}
+	return &StartError{Err: fmt.Errorf("initializing: %w%s", err, exitText),
+		Stderr: redactValues(tail.String(), envSecrets(c.opts.Stdio.Spec.Env))}
 }
 
 func (c *Client) clientOptions() *mcp.ClientOptions {

@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -406,5 +408,41 @@ func TestServerLogMessagesAreRequestedAndDelivered(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("the server's log message never arrived: the host must ask for it with logging/setLevel")
+	}
+}
+
+// A server that prints its own credentials on stderr and then fails: the
+// log and the startup error show everything but the credential.
+func TestServerSecretsStayOutOfLogsAndErrors(t *testing.T) {
+	const token = "ghp_0123456789abcdefSECRET"
+	var logs bytes.Buffer
+	log := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug, JSONFormat: true})
+	c, err := New(Options{Name: "leaky", Logger: log, Stdio: &Stdio{
+		Launcher: launch.NewLocal(launch.LocalOptions{}),
+		Spec: launch.Spec{Server: "leaky", Command: "/bin/sh",
+			Args: []string{"-c", `echo "starting with GITHUB_TOKEN=$GITHUB_TOKEN" >&2; echo "stdout: $GITHUB_TOKEN"; exit 3`},
+			Env:  []string{"PATH=/usr/bin:/bin", "GITHUB_TOKEN=" + token}, Dir: t.TempDir()},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	err = c.Connect(ctx)
+	var se *StartError
+	if !errors.As(err, &se) {
+		t.Fatalf("Connect = %v, want a StartError", err)
+	}
+	if !strings.Contains(se.Stderr, "starting with GITHUB_TOKEN=[REDACTED]") {
+		t.Errorf("stderr tail = %q, want the line with the token redacted", se.Stderr)
+	}
+	if !strings.Contains(logs.String(), "starting with GITHUB_TOKEN=[REDACTED]") {
+		t.Errorf("the server's stderr line was not logged (redacted):\n%s", logs.String())
+	}
+	for what, text := range map[string]string{"error": err.Error(), "log": logs.String()} {
+		if strings.Contains(text, "0123456789abcdef") {
+			t.Errorf("the %s shows the server's token:\n%s", what, text)
+		}
 	}
 }

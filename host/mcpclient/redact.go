@@ -59,13 +59,21 @@ var credentialPatterns = []struct {
 
 // redact removes known secret values and credential-shaped substrings.
 func redact(s string, secrets []string) string {
+	s = redactValues(s, secrets)
+	for _, p := range credentialPatterns {
+		s = p.re.ReplaceAllString(s, p.repl)
+	}
+	return s
+}
+
+// redactValues removes known secret values only: for text such as a
+// server's own log, where credential-shaped words are common and mostly
+// harmless ("token: expired").
+func redactValues(s string, secrets []string) string {
 	for _, v := range secrets {
 		if len(v) >= 4 {
 			s = strings.ReplaceAll(s, v, redacted)
 		}
-	}
-	for _, p := range credentialPatterns {
-		s = p.re.ReplaceAllString(s, p.repl)
 	}
 	return s
 }

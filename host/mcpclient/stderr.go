@@ -17,9 +17,10 @@ const (
 	stderrTailBytes = 2048
 )
 
-// pumpStderr logs every stderr line under log and keeps the tail.
-func pumpStderr(r io.Reader, tail *tailBuffer, log hclog.Logger) {
-	launch.PumpStderr(io.TeeReader(r, tail), log)
+// pumpStderr logs every stderr line under log, with the server's own
+// secrets redacted, and keeps the tail (redacted when it is quoted).
+func pumpStderr(r io.Reader, tail *tailBuffer, log hclog.Logger, secrets []string) {
+	launch.PumpStderrRedacted(io.TeeReader(r, tail), log, func(s string) string { return redactValues(s, secrets) })
 }
 
 // tailBuffer keeps the last bytes written to it.

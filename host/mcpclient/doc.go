@@ -7,8 +7,12 @@
 //     reason a session ended (the server crashed, exited, or was closed);
 //   - protocol-version selection (see [Options.ProtocolVersion]): the
 //     default never hangs on a server that ignores unknown requests;
+//   - the stdio connection (stdio.go): newline-delimited JSON-RPC read on
+//     go-sdk's reader goroutine without a hand-off, a bad stdout line
+//     reported with a redacted quote and the fix;
 //   - the stderr of a stdio server: every line is logged under the server's
-//     name and the last lines are kept so a startup failure can quote them;
+//     name and the last lines are kept so a startup failure can quote them,
+//     both with the server's credential-named env values redacted;
 //   - per-call plumbing: progress routing by token and the tool-call
 //     timeout, which pauses while the server waits on an elicitation that a
 //     human must answer;

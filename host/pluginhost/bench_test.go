@@ -88,6 +88,44 @@ plugin "allow" {
 	b.ReportMetric(float64((median(hooked)-median(base)).Nanoseconds())/1e3, "added-p50-us")
 }
 
+// BenchmarkHookProcessors is the measurement behind hook.Serve's default
+// of one processor: the same PermissionRequest to two hook-allow
+// processes, one as served (GOMAXPROCS=1) and one given GOMAXPROCS=2 (the
+// Go default on this class of machine), alternating in one run.
+// one/two-p50 below 1 is the default's gain.
+func BenchmarkHookProcessors(b *testing.B) {
+	start := func(env ...string) *hook.Client {
+		p, err := plugintest.StartBinary(b, bin("hook-allow"), sdk.KindHook, plugintest.BinaryOptions{
+			Logger: hclog.NewNullLogger(), LogLevel: "off", Env: env,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return p.Plugin.(*hook.Client)
+	}
+	one, two := start(), start("GOMAXPROCS=2")
+	ctx := context.Background()
+	call := func(c *hook.Client) time.Duration {
+		start := time.Now()
+		if _, err := c.PermissionRequest(ctx, hook.Request{Server: "files", Tool: "write_file", Arguments: request.Arguments}); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	for range 300 {
+		call(one)
+		call(two)
+	}
+	var p1, p2 []time.Duration
+	for b.Loop() {
+		p1 = append(p1, call(one))
+		p2 = append(p2, call(two))
+	}
+	b.ReportMetric(float64(median(p1).Nanoseconds())/1e3, "one-p50-us")
+	b.ReportMetric(float64(median(p2).Nanoseconds())/1e3, "two-p50-us")
+	b.ReportMetric(float64(median(p1))/float64(median(p2)), "one/two-p50")
+}
+
 // BenchmarkMCPCallOverLauncherPlugin compares a tools/call (mcp-demo's
 // echo) through a real manager to a server started by the built-in local
 // launcher and to the same server started through the launcher-local

@@ -23,7 +23,14 @@ const CapabilityReview = "review"
 // Serve runs impl as a toolgate Guardian plugin until the host stops it.
 // Call it from main, and write nothing to stdout before: the first line on
 // stdout is go-plugin's handshake.
+//
+// Serve runs the plugin's Go code on one processor unless the GOMAXPROCS
+// environment variable is set: decisions are small and latency-bound, and
+// one processor answers them faster (see the package documentation). A
+// plugin that does CPU-heavy work gets more with env_vars = ["GOMAXPROCS"]
+// in its plugin block and GOMAXPROCS set for toolgate.
 func Serve(impl Reviewer) {
+	wire.ServeOnOneProcessor()
 	plugin.Serve(ServeConfig(impl))
 }
 

@@ -1,31 +1,13 @@
 package reviewer_test
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
-	"go.uber.org/goleak"
-
-	"github.com/toolgate/toolgate/plugins/internal/testbinary"
+	"github.com/toolgate/toolgate/internal/testbin"
 )
 
-// binary is the path of toolgate-guardian, built once by TestMain.
-var binary string
+// binaryName is the plugin binary the tests run for real (testbin.Path).
+const binaryName = "plugins/toolgate-guardian"
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "toolgate-guardian-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := 1
-	binary, err = testbinary.Locate("toolgate-guardian", "github.com/toolgate/toolgate/plugins/guardian", dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	} else {
-		goleak.VerifyTestMain(m, goleak.Cleanup(func(c int) { code = c }))
-	}
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/plugins/guardian/internal/reviewer"
 	"github.com/toolgate/toolgate/sdk"
 	"github.com/toolgate/toolgate/sdk/guardian"
@@ -313,7 +314,7 @@ func TestConfigureDiagnostics(t *testing.T) {
 // the llm engine reads its API key from the environment the host passes.
 func TestBinary(t *testing.T) {
 	ws := workspace(t)
-	c := plugintest.RunBinary(t, binary, sdk.KindGuardian).(*guardian.Client)
+	c := plugintest.RunBinary(t, testbin.Path(t, binaryName), sdk.KindGuardian).(*guardian.Client)
 	info, err := c.Info(t.Context())
 	if err != nil || info.Kind != sdk.KindGuardian || info.ConfigSchema == nil {
 		t.Fatalf("Info = %+v, %v", info, err)
@@ -332,7 +333,7 @@ func TestBinary(t *testing.T) {
 		reply(`{"outcome":"deny","risk_level":"critical","rationale":"exfiltration"}`)(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	b, err := plugintest.StartBinary(t, binary, sdk.KindGuardian, plugintest.BinaryOptions{Env: []string{"TOOLGATE_TEST_GUARDIAN_KEY=sk-from-env"}})
+	b, err := plugintest.StartBinary(t, testbin.Path(t, binaryName), sdk.KindGuardian, plugintest.BinaryOptions{Env: []string{"TOOLGATE_TEST_GUARDIAN_KEY=sk-from-env"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/plugins/hooks/internal/command"
 	"github.com/toolgate/toolgate/sdk"
 	"github.com/toolgate/toolgate/sdk/hook"
@@ -310,7 +311,7 @@ func TestExecutableScript(t *testing.T) {
 // TestBinary drives the built plugin as the host would, with the Codex
 // script: allow, deny by exit 2, rewrite, and a timeout.
 func TestBinary(t *testing.T) {
-	c := plugintest.RunBinary(t, binary, sdk.KindHook).(*hook.Client)
+	c := plugintest.RunBinary(t, testbin.Path(t, binaryName), sdk.KindHook).(*hook.Client)
 	info, err := c.Info(t.Context())
 	if err != nil {
 		t.Fatal(err)

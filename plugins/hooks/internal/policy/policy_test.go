@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/plugins/hooks/internal/policy"
 	"github.com/toolgate/toolgate/sdk"
 	"github.com/toolgate/toolgate/sdk/hook"
@@ -307,7 +308,7 @@ func TestInfo(t *testing.T) {
 // TestBinary runs the built plugin as the host would and checks a
 // destructive call is denied while a read is left to the reviewer.
 func TestBinary(t *testing.T) {
-	c := plugintest.RunBinary(t, binary, sdk.KindHook).(*hook.Client)
+	c := plugintest.RunBinary(t, testbin.Path(t, binaryName), sdk.KindHook).(*hook.Client)
 	info, err := c.Info(t.Context())
 	if err != nil {
 		t.Fatal(err)

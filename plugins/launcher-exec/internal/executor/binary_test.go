@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/internal/procwatch"
+	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/plugins/launcher-exec/internal/executor"
 	"github.com/toolgate/toolgate/sdk"
 	"github.com/toolgate/toolgate/sdk/launcher"
@@ -98,7 +99,7 @@ func TestNoOrphansAfterPluginSIGKILL(t *testing.T) {
 // TestBinaryDescribesItselfAndRefusesBadConfig talks to the real binary
 // the way the host does before any launch: Info, then Configure.
 func TestBinaryDescribesItselfAndRefusesBadConfig(t *testing.T) {
-	c := plugintest.RunBinary(t, pluginBinary, sdk.KindLauncher).(*launcher.Client)
+	c := plugintest.RunBinary(t, testbin.Path(t, pluginBinary), sdk.KindLauncher).(*launcher.Client)
 	info, err := c.Info(t.Context())
 	if err != nil {
 		t.Fatal(err)

@@ -15,37 +15,18 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/goleak"
 
 	"github.com/toolgate/toolgate/internal/testbin"
-	"github.com/toolgate/toolgate/plugins/internal/testbinary"
 	"github.com/toolgate/toolgate/plugins/launcher-exec/internal/executor"
 	"github.com/toolgate/toolgate/sdk"
 	"github.com/toolgate/toolgate/sdk/launcher"
 	"github.com/toolgate/toolgate/sdk/plugintest"
 )
 
-// pluginBinary is the path of toolgate-launcher-exec, built once by
-// TestMain.
-var pluginBinary string
+// pluginBinary is the plugin binary the tests run for real (testbin.Path).
+const pluginBinary = "plugins/" + executor.Name
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "toolgate-launcher-exec-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := 1
-	pluginBinary, err = testbinary.Locate(executor.Name, "github.com/toolgate/toolgate/plugins/launcher-exec", dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	} else {
-		goleak.VerifyTestMain(m, goleak.Cleanup(func(c int) { code = c }))
-	}
-	testbin.Cleanup()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 
 // fastClose makes the host side give up quickly on a process that ignores
 // the shutdown sequence; the tests' servers exit at stdin EOF.
@@ -63,7 +44,7 @@ func inProcess(t testing.TB, cfg map[string]any) *launcher.Client {
 // binary starts the real plugin binary and configures it with cfg.
 func binary(t testing.TB, cfg map[string]any) *plugintest.Binary {
 	t.Helper()
-	b, err := plugintest.StartBinary(t, pluginBinary, sdk.KindLauncher, plugintest.BinaryOptions{Launcher: fastClose, LogLevel: "info"})
+	b, err := plugintest.StartBinary(t, testbin.Path(t, pluginBinary), sdk.KindLauncher, plugintest.BinaryOptions{Launcher: fastClose, LogLevel: "info"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -39,29 +37,12 @@ type benchTarget struct {
 // cpu is the CPU time used so far by the target's process (own) and by
 // it with its descendants (total: toolgate's mcp-demo).
 func (bt benchTarget) cpu() (own, total time.Duration) {
-	own = processCPU(bt.pid)
+	own = procwatch.CPUTime(bt.pid)
 	total = own
 	for _, pid := range descendants(bt.pid) {
-		total += processCPU(pid)
+		total += procwatch.CPUTime(pid)
 	}
 	return own, total
-}
-
-// processCPU reads utime+stime from /proc (clock ticks of 10 ms: Linux's
-// USER_HZ is 100 on every architecture Go supports).
-func processCPU(pid int) time.Duration {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	utime, _ := strconv.Atoi(f[11])
-	stime, _ := strconv.Atoi(f[12])
-	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 func startTarget(b *testing.B, name, tool string, argv []string) benchTarget {

@@ -12,46 +12,46 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// Alive reports whether pid exists and is not a zombie.
+// Alive reports whether pid exists and has not exited (a zombie or a dead
+// process has).
 func Alive(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return false
 	}
 	st, ok := parseStat(string(b))
-	return ok && st.state != "Z"
+	return ok && st.live()
 }
 
 // GroupMembers returns the live processes of process group pgid, except
 // pgid itself.
 func GroupMembers(pgid int) []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == pgid {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		if st, ok := parseStat(string(b)); ok && st.pgrp == pgid && st.state != "Z" {
-			out = append(out, pid)
-		}
-	}
-	return out
+	return liveWhere(func(pid int, st stat) bool { return pid != pgid && st.pgrp == pgid })
 }
 
 // Children returns the live processes whose parent is ppid.
 func Children(ppid int) []int {
+	return liveWhere(func(_ int, st stat) bool { return st.ppid == ppid })
+}
+
+// CPUTime is the CPU time (user and system) pid has used so far; zero when
+// it cannot be read.
+func CPUTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	st, _ := parseStat(string(b))
+	return st.cpu
+}
+
+// liveWhere lists the live processes whose stat matches.
+func liveWhere(match func(pid int, st stat) bool) []int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -66,7 +66,7 @@ func Children(ppid int) []int {
 		if err != nil {
 			continue
 		}
-		if st, ok := parseStat(string(b)); ok && st.ppid == ppid && st.state != "Z" {
+		if st, ok := parseStat(string(b)); ok && st.live() && match(pid, st) {
 			out = append(out, pid)
 		}
 	}
@@ -146,25 +146,32 @@ func WaitLine(ctx context.Context, r io.Reader, re *regexp.Regexp) (string, erro
 type stat struct {
 	state      string
 	ppid, pgrp int
+	cpu        time.Duration // utime + stime
 }
 
+func (st stat) live() bool { return st.state != "Z" && st.state != "X" }
+
 // parseStat reads /proc/<pid>/stat; the command name may hold spaces and
-// parentheses, so fields are counted from the last ')'.
+// parentheses, so fields are counted from the last ')'. CPU times are in
+// clock ticks of 10 ms: Linux's USER_HZ is 100 on every architecture Go
+// supports.
 func parseStat(s string) (stat, bool) {
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
 		return stat{}, false
 	}
 	f := strings.Fields(s[i+1:])
-	if len(f) < 3 {
+	if len(f) < 13 {
 		return stat{}, false
 	}
 	ppid, err1 := strconv.Atoi(f[1])
 	pgrp, err2 := strconv.Atoi(f[2])
-	if err1 != nil || err2 != nil {
+	utime, err3 := strconv.Atoi(f[11])
+	stime, err4 := strconv.Atoi(f[12])
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
 		return stat{}, false
 	}
-	return stat{state: f[0], ppid: ppid, pgrp: pgrp}, true
+	return stat{state: f[0], ppid: ppid, pgrp: pgrp, cpu: time.Duration(utime+stime) * 10 * time.Millisecond}, true
 }
 
 // LineFIFO creates a named pipe in dir and returns its path and a channel

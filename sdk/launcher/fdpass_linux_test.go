@@ -4,17 +4,15 @@ package launcher_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/sdk"
 	"github.com/toolgate/toolgate/sdk/launcher"
 	"github.com/toolgate/toolgate/sdk/plugintest"
@@ -200,33 +198,10 @@ func TestPluginKilledWithPassedPipes(t *testing.T) {
 	if err := p.Close(); !errors.Is(err, sdk.ErrPluginExited) {
 		t.Errorf("Close: %v, want sdk.ErrPluginExited", err)
 	}
-	if err := waitGone(child, 10*time.Second); err != nil {
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := procwatch.WaitGone(ctx, child); err != nil {
 		_ = syscall.Kill(child, syscall.SIGKILL)
-		t.Fatal(err)
-	}
-}
-
-// waitGone polls (there is no event for another process's death) until
-// pid has exited (a zombie counts) or timeout passes.
-func waitGone(pid int, timeout time.Duration) error {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return nil
-		}
-		// The state follows the command name, in parentheses.
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(fields) == 0 || fields[0] == "Z" || fields[0] == "X" {
-			return nil
-		}
-		select {
-		case <-deadline.C:
-			return fmt.Errorf("process %d still alive %v after its launcher plugin was killed", pid, timeout)
-		case <-tick.C:
-		}
+		t.Fatalf("after its launcher plugin was killed: %v", err)
 	}
 }

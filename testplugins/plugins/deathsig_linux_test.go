@@ -3,14 +3,13 @@
 package plugins_test
 
 import (
-	"bytes"
-	"fmt"
+	"context"
 	"os"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/sdk"
 	"github.com/toolgate/toolgate/sdk/launcher"
 	"github.com/toolgate/toolgate/sdk/plugintest"
@@ -31,49 +30,18 @@ func TestLaunchedProcessDiesWithThePlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	child := p.Pid()
-	if alive, err := isAlive(child); !alive {
-		t.Fatalf("child %d not running after Launch: %v", child, err)
+	if !procwatch.Alive(child) {
+		t.Fatalf("child %d not running after Launch", child)
 	}
 	// SIGKILL leaves the plugin no chance to clean up: only Pdeathsig
 	// can end the child.
 	if err := syscall.Kill(b.Client.ReattachConfig().Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	if err := waitDead(child, 10*time.Second); err != nil {
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := procwatch.WaitGone(ctx, child); err != nil {
 		_ = syscall.Kill(child, syscall.SIGKILL)
-		t.Fatal(err)
-	}
-}
-
-// isAlive reports whether pid names a process that has not exited
-// (zombies count as exited).
-func isAlive(pid int) (bool, error) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false, err
-	}
-	// The state follows the command name, which is in parentheses and may
-	// contain anything.
-	i := bytes.LastIndexByte(stat, ')')
-	fields := strings.Fields(string(stat[i+1:]))
-	return len(fields) > 0 && fields[0] != "Z" && fields[0] != "X", nil
-}
-
-// waitDead polls (there is no event for another process's death) until
-// pid has exited or timeout passes.
-func waitDead(pid int, timeout time.Duration) error {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if alive, _ := isAlive(pid); !alive {
-			return nil
-		}
-		select {
-		case <-deadline.C:
-			return fmt.Errorf("process %d still alive %v after its launcher plugin was killed", pid, timeout)
-		case <-tick.C:
-		}
+		t.Fatalf("after its launcher plugin was killed: %v", err)
 	}
 }

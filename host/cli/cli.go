@@ -159,6 +159,16 @@ func (g *globals) loadConfig() (*config.Config, error) {
 		return nil, exit(ExitUsage, err)
 	}
 	g.loadedPath = path
+	cfg, diags := g.load(path)
+	if diags.HasErrors() {
+		return nil, exit(ExitUsage, fmt.Errorf("%s: the configuration has %d error(s)", path, len(diags.Errs())))
+	}
+	return cfg, nil
+}
+
+// load loads the configuration at path and prints its diagnostics, if
+// any, with the source excerpts they point at.
+func (g *globals) load(path string) (*config.Config, hcl.Diagnostics) {
 	cfg, diags := config.Load(path, config.LoadOptions{LookupEnv: g.io.LookupEnv})
 	if len(diags) > 0 {
 		var files map[string]*hcl.File
@@ -167,10 +177,7 @@ func (g *globals) loadConfig() (*config.Config, error) {
 		}
 		_ = config.WriteDiagnostics(g.io.Err, diags, files, g.width(), g.color())
 	}
-	if diags.HasErrors() {
-		return nil, exit(ExitUsage, fmt.Errorf("%s: the configuration has %d error(s)", path, len(diags.Errs())))
-	}
-	return cfg, nil
+	return cfg, diags
 }
 
 func (g *globals) isTerminal(w any) bool {

@@ -35,11 +35,7 @@ Exit codes: 0 logged in (or the server needs no login); 1 the login failed;
 2 bad usage or configuration.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := g.loadConfig()
-			if err != nil {
-				return err
-			}
-			srv, err := remoteServer(cfg, args[0])
+			srv, err := g.remoteServer(args[0])
 			if err != nil {
 				return err
 			}
@@ -124,11 +120,7 @@ func newLogoutCmd(g *globals) *cobra.Command {
 its URL) from the credentials file. The authorization server is not told.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := g.loadConfig()
-			if err != nil {
-				return err
-			}
-			srv, err := remoteServer(cfg, args[0])
+			srv, err := g.remoteServer(args[0])
 			if err != nil {
 				return err
 			}
@@ -150,8 +142,13 @@ its URL) from the credentials file. The authorization server is not told.`,
 	}
 }
 
-// remoteServer finds the Streamable HTTP server block called name.
-func remoteServer(cfg *config.Config, name string) (config.Server, error) {
+// remoteServer loads the configuration and finds the Streamable HTTP
+// server block called name in it.
+func (g *globals) remoteServer(name string) (config.Server, error) {
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return config.Server{}, err
+	}
 	var names []string
 	for _, s := range cfg.Servers {
 		if s.Name == name {

@@ -3,10 +3,7 @@ package cli
 import (
 	"fmt"
 
-	"github.com/hashicorp/hcl/v2"
-
 	"github.com/toolgate/toolgate/host"
-	"github.com/toolgate/toolgate/host/config"
 )
 
 // reloader returns the function a long-running command calls on SIGHUP or
@@ -15,14 +12,7 @@ import (
 // one keeps serving.
 func (g *globals) reloader(h *host.Host, path string) func() {
 	return func() {
-		cfg, diags := config.Load(path, config.LoadOptions{LookupEnv: g.io.LookupEnv})
-		if len(diags) > 0 {
-			var files map[string]*hcl.File
-			if cfg != nil {
-				files = cfg.Files
-			}
-			_ = config.WriteDiagnostics(g.io.Err, diags, files, g.width(), g.color())
-		}
+		cfg, diags := g.load(path)
 		if diags.HasErrors() {
 			fmt.Fprintf(g.io.Err, "toolgate: the new configuration in %s has %d error(s); still running the previous one\n", path, len(diags.Errs()))
 			return

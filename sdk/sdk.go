@@ -52,6 +52,12 @@ const (
 // implement [Configurer].
 const CapabilityConfigure = "configure"
 
+// CapabilityLane is listed in [Info.Capabilities] by hooks and Guardians
+// built with this SDK on Linux: they offer the direct lane, a plain unix
+// socket that carries their decisions faster than gRPC (plugin.proto,
+// OpenLane). Hosts use it when they can and fall back to gRPC otherwise.
+const CapabilityLane = "lane"
+
 // Info describes a plugin: what the Info RPC returns.
 type Info struct {
 	// Name is the plugin's own name (the executable's base name unless the

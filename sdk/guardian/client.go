@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"google.golang.org/grpc"
 
@@ -23,6 +24,9 @@ type Client struct {
 	rpc    guardianv1.GuardianServiceClient
 	plugin wire.PluginClient
 	exited context.Context
+
+	mu   sync.Mutex
+	info sdk.Info // from the last successful Info
 }
 
 // NewClient returns a client of the Guardian served on conn. exited must be
@@ -32,9 +36,10 @@ func NewClient(conn grpc.ClientConnInterface, exited context.Context) *Client {
 	if exited == nil {
 		exited = context.Background()
 	}
+	pc := wire.NewPluginClient(conn, exited, sdk.KindGuardian)
 	return &Client{
-		rpc:    guardianv1.NewGuardianServiceClient(conn),
-		plugin: wire.NewPluginClient(conn, exited, sdk.KindGuardian),
+		rpc:    guardianv1.NewGuardianServiceClient(pc.Conn()),
+		plugin: pc,
 		exited: exited,
 	}
 }
@@ -43,7 +48,32 @@ func NewClient(conn grpc.ClientConnInterface, exited context.Context) *Client {
 func (c *Client) Exited() <-chan struct{} { return c.exited.Done() }
 
 // Info describes the plugin.
-func (c *Client) Info(ctx context.Context) (sdk.Info, error) { return c.plugin.Info(ctx) }
+func (c *Client) Info(ctx context.Context) (sdk.Info, error) {
+	info, err := c.plugin.Info(ctx)
+	if err == nil {
+		c.mu.Lock()
+		c.info = info
+		c.mu.Unlock()
+	}
+	return info, err
+}
+
+// OpenLane moves Review calls to the direct lane when the plugin's last
+// Info offered one (sdk.CapabilityLane) and reports whether it did; on an
+// error they stay on gRPC, which works all the same.
+func (c *Client) OpenLane(ctx context.Context) (bool, error) {
+	c.mu.Lock()
+	info := c.info
+	c.mu.Unlock()
+	return c.plugin.OpenLane(ctx, info)
+}
+
+// LaneOpen reports whether Review calls go over a direct lane.
+func (c *Client) LaneOpen() bool { return c.plugin.LaneOpen() }
+
+// CloseLane closes the direct lane, if one is open: Review calls go back to
+// gRPC. The lane also closes by itself when the plugin exits.
+func (c *Client) CloseLane() { c.plugin.CloseLane() }
 
 // Configure sends the plugin its configuration and returns its
 // diagnostics (not an error: check them with sdk.HasErrors).

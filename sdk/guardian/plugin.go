@@ -71,14 +71,16 @@ func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	if p.Impl == nil {
 		return errors.New("serving guardian: GRPCPlugin.Impl is nil; pass the reviewer implementation")
 	}
+	srv := &server{impl: p.Impl, log: p.Logger}
 	pluginv1.RegisterPluginServiceServer(s, &wire.PluginServer{
 		Kind:         sdk.KindGuardian,
 		Impl:         p.Impl,
 		Capabilities: []string{CapabilityReview},
 		APIVersions:  p.APIVersions,
 		Logger:       p.Logger,
+		Lane:         wire.NewLaneServer(&guardianv1.GuardianService_ServiceDesc, srv, p.Logger),
 	})
-	guardianv1.RegisterGuardianServiceServer(s, &server{impl: p.Impl, log: p.Logger})
+	guardianv1.RegisterGuardianServiceServer(s, srv)
 	return nil
 }
 

@@ -30,6 +30,7 @@ type Client struct {
 	exited context.Context
 
 	mu     sync.Mutex
+	info   sdk.Info
 	events []Event // from the last successful Info; nil before
 }
 
@@ -40,9 +41,10 @@ func NewClient(conn grpc.ClientConnInterface, exited context.Context) *Client {
 	if exited == nil {
 		exited = context.Background()
 	}
+	pc := wire.NewPluginClient(conn, exited, sdk.KindHook)
 	return &Client{
-		rpc:    hookv1.NewHookServiceClient(conn),
-		plugin: wire.NewPluginClient(conn, exited, sdk.KindHook),
+		rpc:    hookv1.NewHookServiceClient(pc.Conn()),
+		plugin: pc,
 		exited: exited,
 	}
 }
@@ -63,6 +65,7 @@ func (c *Client) Info(ctx context.Context) (sdk.Info, error) {
 		}
 	}
 	c.mu.Lock()
+	c.info = info
 	c.events = events
 	if c.events == nil {
 		c.events = []Event{}
@@ -77,6 +80,25 @@ func (c *Client) Info(ctx context.Context) (sdk.Info, error) {
 func (c *Client) Configure(ctx context.Context, config json.RawMessage) ([]sdk.Diagnostic, error) {
 	return c.plugin.Configure(ctx, config)
 }
+
+// OpenLane moves the event calls to the direct lane when the plugin's last
+// Info offered one (sdk.CapabilityLane) and reports whether it did; on an
+// error they stay on gRPC, which works all the same. Calls in flight when
+// a lane breaks fail like those of a broken gRPC connection; later ones go
+// over gRPC.
+func (c *Client) OpenLane(ctx context.Context) (bool, error) {
+	c.mu.Lock()
+	info := c.info
+	c.mu.Unlock()
+	return c.plugin.OpenLane(ctx, info)
+}
+
+// LaneOpen reports whether event calls go over a direct lane.
+func (c *Client) LaneOpen() bool { return c.plugin.LaneOpen() }
+
+// CloseLane closes the direct lane, if one is open: event calls go back to
+// gRPC. The lane also closes by itself when the plugin exits.
+func (c *Client) CloseLane() { c.plugin.CloseLane() }
 
 // Handles reports whether the plugin handles e: true until Info has told
 // otherwise.

@@ -71,14 +71,16 @@ func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	if p.Impl == nil {
 		return errors.New("serving hook: GRPCPlugin.Impl is nil; pass the hook implementation")
 	}
+	srv := &server{impl: p.Impl, log: p.Logger}
 	pluginv1.RegisterPluginServiceServer(s, &wire.PluginServer{
 		Kind:         sdk.KindHook,
 		Impl:         p.Impl,
 		Capabilities: capabilities(p.Impl),
 		APIVersions:  p.APIVersions,
 		Logger:       p.Logger,
+		Lane:         wire.NewLaneServer(&hookv1.HookService_ServiceDesc, srv, p.Logger),
 	})
-	hookv1.RegisterHookServiceServer(s, &server{impl: p.Impl, log: p.Logger})
+	hookv1.RegisterHookServiceServer(s, srv)
 	return nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/toolgate/toolgate/sdk/internal/pb/launcherv1"
+	"github.com/toolgate/toolgate/sdk/internal/wire"
 )
 
 // fdPassingSupported: a host here can take descriptors and a plugin here
@@ -120,7 +121,7 @@ func (o *fdOffer) handOver() error {
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(fdHandoffTimeout))
 
-	peerUID := socketPeerUID
+	peerUID := wire.PeerUID
 	if o.faults.peerUID != nil {
 		peerUID = o.faults.peerUID
 	}
@@ -163,24 +164,6 @@ func withRawFDs(files []*os.File, fds []int, fn func([]int) error) error {
 		return err
 	}
 	return fnErr
-}
-
-func socketPeerUID(conn *net.UnixConn) (uint32, error) {
-	raw, err := conn.SyscallConn()
-	if err != nil {
-		return 0, err
-	}
-	var cred *unix.Ucred
-	var credErr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return 0, err
-	}
-	if credErr != nil {
-		return 0, credErr
-	}
-	return cred.Uid, nil
 }
 
 // pipeFiles returns proc's stdio if all three are pipes the host can use
@@ -262,7 +245,7 @@ func fetchFDs(ctx context.Context, offer *launcherv1.FdOffer, faults fdFaults) (
 	// The socket came over the authenticated stream and sits in a
 	// directory only the plugin's user can enter; still, take pipes only
 	// from a process of our own user.
-	uid, err := socketPeerUID(conn)
+	uid, err := wire.PeerUID(conn)
 	if err != nil {
 		return nil, fmt.Errorf("checking the launcher's credentials: %w", err)
 	}

@@ -100,11 +100,11 @@ func ExampleRunBinary() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(info.Name, info.Version, info.Kind, info.Capabilities)
+	fmt.Println(info.Name, info.Version, info.Kind, info.Has(string(hook.EventPermissionRequest)))
 	res, err := h.PermissionRequest(ctx, hook.Request{Server: "files", Tool: "delete_everything"})
 	fmt.Println(res.Decision, err)
 	// Output:
-	// deny-deletes 1.0.0 hook [permission_request]
+	// deny-deletes 1.0.0 hook true
 	// deny <nil>
 }
 

@@ -89,7 +89,8 @@ func TestHookAllow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Name != "hook-allow" || info.Kind != sdk.KindHook || len(info.Capabilities) != 3 {
+	if info.Name != "hook-allow" || info.Kind != sdk.KindHook || !info.Has(string(hook.EventPermissionRequest)) ||
+		!info.Has(string(hook.EventPreToolUse)) || !info.Has(string(hook.EventPostToolUse)) {
 		t.Errorf("Info = %+v", info)
 	}
 	res, err := h.PermissionRequest(t.Context(), request)

@@ -66,7 +66,6 @@ type process struct {
 	info     sdk.Info
 	api      string
 	protocol int
-	lane     bool // calls go over the direct lane
 	pid      int
 	exited   <-chan struct{}
 

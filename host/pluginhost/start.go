@@ -121,21 +121,20 @@ func (in *instance) start(p *process, block config.Plugin, env *config.Environme
 	if hd.HasErrors() {
 		return &ConfigError{Plugin: in.name, Diags: hd}
 	}
-	if lo, ok := pc.(laneOpener); ok && !in.h.opts.NoLane {
-		open, err := lo.OpenLane(ctx)
-		if err != nil {
+	if lo, ok := pc.(laneClient); ok && !in.h.opts.NoLane {
+		if _, err := lo.OpenLane(ctx, p.pid); err != nil {
 			in.log.Warn("the plugin's direct lane could not be opened; its calls go over gRPC", "error", err)
 		}
-		p.lane = open
 	}
 	return nil
 }
 
-// laneOpener is a kind's client that can move its calls to a direct lane
+// laneClient is a kind's client that can move its calls to a direct lane
 // (hooks and Guardians): a plain unix socket instead of gRPC, for the
 // decisions on the path of every tool call.
-type laneOpener interface {
-	OpenLane(ctx context.Context) (bool, error)
+type laneClient interface {
+	OpenLane(ctx context.Context, pid int) (bool, error)
+	LaneOpen() bool
 }
 
 func callTimeout(block config.Plugin) time.Duration {

@@ -123,7 +123,10 @@ func (in *instance) status() Status {
 	if p := in.last; p != nil {
 		s.PluginName, s.Version = p.info.Name, p.info.Version
 		s.Capabilities = p.info.Capabilities
-		s.Protocol, s.APIVersion, s.Lane = p.protocol, p.api, p.lane
+		s.Protocol, s.APIVersion = p.protocol, p.api
+		if lc, ok := p.plugin.(laneClient); ok {
+			s.Lane = lc.LaneOpen() // false again once a broken lane sent calls back to gRPC
+		}
 	}
 	switch {
 	case in.closed:

@@ -59,13 +59,15 @@ func (c *Client) Info(ctx context.Context) (sdk.Info, error) {
 }
 
 // OpenLane moves Review calls to the direct lane when the plugin's last
-// Info offered one (sdk.CapabilityLane) and reports whether it did; on an
-// error they stay on gRPC, which works all the same.
-func (c *Client) OpenLane(ctx context.Context) (bool, error) {
+// Info offered one (sdk.CapabilityLane) and reports whether it did. pid is
+// the plugin process's id, which must hold the lane's socket (0: any
+// process of this user). On an error they stay on gRPC, which works all
+// the same.
+func (c *Client) OpenLane(ctx context.Context, pid int) (bool, error) {
 	c.mu.Lock()
 	info := c.info
 	c.mu.Unlock()
-	return c.plugin.OpenLane(ctx, info)
+	return c.plugin.OpenLane(ctx, info, pid)
 }
 
 // LaneOpen reports whether Review calls go over a direct lane.

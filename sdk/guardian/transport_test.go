@@ -1,6 +1,7 @@
 package guardian_test
 
 import (
+	"os"
 	"runtime"
 	"testing"
 
@@ -27,7 +28,7 @@ func eachTransport(t *testing.T, f func(t *testing.T, serve serveFunc)) {
 			if _, err := g.Info(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			open, err := g.OpenLane(t.Context())
+			open, err := g.OpenLane(t.Context(), os.Getpid())
 			if err != nil || !open {
 				t.Fatalf("OpenLane = %v, %v; want the lane open", open, err)
 			}

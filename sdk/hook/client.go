@@ -82,15 +82,16 @@ func (c *Client) Configure(ctx context.Context, config json.RawMessage) ([]sdk.D
 }
 
 // OpenLane moves the event calls to the direct lane when the plugin's last
-// Info offered one (sdk.CapabilityLane) and reports whether it did; on an
-// error they stay on gRPC, which works all the same. Calls in flight when
-// a lane breaks fail like those of a broken gRPC connection; later ones go
-// over gRPC.
-func (c *Client) OpenLane(ctx context.Context) (bool, error) {
+// Info offered one (sdk.CapabilityLane) and reports whether it did. pid is
+// the plugin process's id, which must hold the lane's socket (0: any
+// process of this user). On an error they stay on gRPC, which works all
+// the same. Calls in flight when a lane breaks fail like those of a broken
+// gRPC connection; later ones go over gRPC.
+func (c *Client) OpenLane(ctx context.Context, pid int) (bool, error) {
 	c.mu.Lock()
 	info := c.info
 	c.mu.Unlock()
-	return c.plugin.OpenLane(ctx, info)
+	return c.plugin.OpenLane(ctx, info, pid)
 }
 
 // LaneOpen reports whether event calls go over a direct lane.

@@ -330,7 +330,7 @@ type Lane struct {
 // laneCall is one call waiting for its answer.
 type laneCall struct {
 	resp chan *pluginv1.LaneResponse // capacity 1; closed if the lane breaks
-	turn chan struct{}               // capacity 1: the read side is free, take it
+	turn chan struct{}               // capacity 1: the read side may be free, look again
 }
 
 var _ grpc.ClientConnInterface = (*Lane)(nil)
@@ -454,18 +454,24 @@ func (l *Lane) await(ctx context.Context, id uint64, c *laneCall) (*pluginv1.Lan
 				return nil, l.broken()
 			}
 			return resp, nil
-		case <-c.turn:
+		case <-c.turn: // the read side may be free: look again
 		case <-ctx.Done():
-			l.abandon(id, c)
+			l.abandon(id)
+			// A wake-up meant for this caller must not be lost.
+			select {
+			case <-c.turn:
+				l.wakeWaiter(false)
+			default:
+			}
 			return nil, status.FromContextError(ctx.Err()).Err()
 		}
 	}
 }
 
 // lead reads the socket, handing answers to their callers, until call
-// id's own answer arrives or ctx ends; then it hands the read side on.
+// id's own answer arrives or ctx ends; then it frees the read side.
 func (l *Lane) lead(ctx context.Context, id uint64, c *laneCall) (*pluginv1.LaneResponse, error) {
-	defer l.handOver()
+	defer l.wakeWaiter(true)
 	// Our answer may have come in while another caller was reading.
 	select {
 	case resp, ok := <-c.resp:
@@ -476,24 +482,26 @@ func (l *Lane) lead(ctx context.Context, id uint64, c *laneCall) (*pluginv1.Lane
 	default:
 	}
 	// A read deadline in the past is the only way to stop a Read; the
-	// frame reader keeps what it has read of a frame.
-	stop := context.AfterFunc(ctx, func() { _ = l.conn.SetReadDeadline(time.Unix(1, 0)) })
+	// frame reader keeps what it has read of a frame. Only this func sets
+	// a deadline, and only while this caller reads: it has finished, and
+	// the deadline is cleared, before the next reader starts.
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		_ = l.conn.SetReadDeadline(time.Unix(1, 0))
+		close(fired)
+	})
 	defer func() {
 		if !stop() {
+			<-fired
 			_ = l.conn.SetReadDeadline(time.Time{})
 		}
 	}()
 	for {
 		resp := &pluginv1.LaneResponse{}
 		err := l.frames.next(resp)
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			if ctx.Err() != nil {
-				l.abandon(id, c)
-				return nil, status.FromContextError(ctx.Err()).Err()
-			}
-			// Set for a caller that read before us; not ours.
-			_ = l.conn.SetReadDeadline(time.Time{})
-			continue
+		if errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() != nil {
+			l.abandon(id)
+			return nil, status.FromContextError(ctx.Err()).Err()
 		}
 		if err != nil {
 			l.fail(err)
@@ -513,11 +521,19 @@ func (l *Lane) lead(ctx context.Context, id uint64, c *laneCall) (*pluginv1.Lane
 	}
 }
 
-// handOver frees the read side and wakes one waiting caller to take it.
-func (l *Lane) handOver() {
+// wakeWaiter wakes one waiting caller to take the read side if it is
+// free. The reader passes stopReading: only the caller that reads ever
+// frees the read side; a caller that leaves with a wake-up it will not
+// use passes it on with false.
+func (l *Lane) wakeWaiter(stopReading bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.reading = false
+	if stopReading {
+		l.reading = false
+	}
+	if l.reading {
+		return
+	}
 	for _, w := range l.pending {
 		select {
 		case w.turn <- struct{}{}:
@@ -528,19 +544,13 @@ func (l *Lane) handOver() {
 }
 
 // abandon forgets call id, whose caller stops waiting, and tells the
-// plugin, as gRPC would with RST_STREAM. A turn to read handed to it
-// goes to another caller.
-func (l *Lane) abandon(id uint64, c *laneCall) {
+// plugin, as gRPC would with RST_STREAM.
+func (l *Lane) abandon(id uint64) {
 	l.mu.Lock()
 	if l.pending != nil {
 		delete(l.pending, id)
 	}
 	l.mu.Unlock()
-	select {
-	case <-c.turn:
-		l.handOver()
-	default:
-	}
 	if err := writeFrame(&l.wmu, l.conn, &pluginv1.LaneRequest{Id: id, Cancel: true}); err != nil {
 		l.fail(err)
 	}

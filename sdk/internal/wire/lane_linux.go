@@ -29,21 +29,28 @@ const laneAck = 1
 
 // PeerUID returns the user id of the process at the other end of conn.
 func PeerUID(conn *net.UnixConn) (uint32, error) {
-	raw, err := conn.SyscallConn()
+	cred, err := peerCred(conn)
 	if err != nil {
 		return 0, err
+	}
+	return cred.Uid, nil
+}
+
+// peerCred returns the credentials of the process at the other end of
+// conn (for a connecting side: the process that listens).
+func peerCred(conn *net.UnixConn) (*unix.Ucred, error) {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return nil, err
 	}
 	var cred *unix.Ucred
 	var credErr error
 	if err := raw.Control(func(fd uintptr) {
 		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
 	}); err != nil {
-		return 0, err
+		return nil, err
 	}
-	if credErr != nil {
-		return 0, credErr
-	}
-	return cred.Uid, nil
+	return cred, credErr
 }
 
 // Offer opens a lane for one host connection: a unix socket in a fresh
@@ -132,8 +139,9 @@ func (s *LaneServer) accept(ln *net.UnixListener, dir string, nonce []byte) (*ne
 	return conn, nil
 }
 
-// dialLane connects to an offered lane and presents its nonce.
-func dialLane(ctx context.Context, offer *pluginv1.OpenLaneResponse) (*Lane, error) {
+// dialLane connects to an offered lane and presents its nonce. pid, when
+// not 0, is the plugin process's id: the socket must be its own.
+func dialLane(ctx context.Context, offer *pluginv1.OpenLaneResponse, pid int) (*Lane, error) {
 	nonce := offer.GetNonce()
 	if len(nonce) < laneNonceSize {
 		return nil, BadResponse("the lane's nonce has %d bytes, fewer than %d", len(nonce), laneNonceSize)
@@ -156,14 +164,18 @@ func dialLane(ctx context.Context, offer *pluginv1.OpenLaneResponse) (*Lane, err
 		_ = conn.SetDeadline(deadline)
 	}
 	// The path came over the authenticated gRPC connection and sits in a
-	// directory only the plugin's user can enter; still, talk only to a
-	// process of our own user.
-	uid, err := PeerUID(conn)
+	// directory only the plugin's user can enter; still, talk only to the
+	// plugin process itself (a process of the same user could otherwise
+	// swap the socket), or at least to a process of our own user.
+	cred, err := peerCred(conn)
 	if err != nil {
 		return nil, fmt.Errorf("checking the plugin's credentials: %w", err)
 	}
-	if int64(uid) != int64(os.Getuid()) {
-		return nil, fmt.Errorf("the lane's socket belongs to uid %d, not %d", uid, os.Getuid())
+	if int64(cred.Uid) != int64(os.Getuid()) {
+		return nil, fmt.Errorf("the lane's socket belongs to uid %d, not %d", cred.Uid, os.Getuid())
+	}
+	if pid != 0 && int(cred.Pid) != pid {
+		return nil, fmt.Errorf("the lane's socket belongs to pid %d, not to the plugin (pid %d)", cred.Pid, pid)
 	}
 	if _, err := conn.Write(nonce); err != nil {
 		return nil, fmt.Errorf("sending the lane's nonce: %w", err)

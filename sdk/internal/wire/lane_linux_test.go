@@ -10,8 +10,10 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -51,7 +53,7 @@ func openLane(t *testing.T, impl any) (*Lane, *LaneServer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lane, err := dialLane(t.Context(), offer)
+	lane, err := dialLane(t.Context(), offer, os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,11 +188,33 @@ func TestLaneCancelledCallerHandsOnTheReading(t *testing.T) {
 	}
 }
 
+func TestLaneSocketMustBeThePluginProcesss(t *testing.T) {
+	t.Setenv(plugin.EnvUnixSocketDir, t.TempDir())
+	ls := NewLaneServer(&pluginv1.PluginService_ServiceDesc, &PluginServer{Kind: sdk.KindHook}, nil)
+	defer ls.Close()
+	offer, err := ls.Offer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lane, err := dialLane(t.Context(), offer, os.Getpid()+1)
+	if err == nil {
+		_ = lane.Close()
+		t.Fatal("a socket of another process opened the lane")
+	}
+	if want := fmt.Sprintf("belongs to pid %d, not to the plugin (pid %d)", os.Getpid(), os.Getpid()+1); !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q lacks %q", err, want)
+	}
+}
+
 func TestLaneBreakFailsCallsAndFallsBackToGRPC(t *testing.T) {
 	g := newGated("stuck")
 	lane, ls := openLane(t, echoConfig{gate: g.wait})
-	conn := &kindConn{grpc: recordingConn{}}
+	pc := NewPluginClient(recordingConn{}, nil, sdk.KindHook)
+	conn := pc.conn
 	conn.lane.Store(lane)
+	if !pc.LaneOpen() {
+		t.Fatal("LaneOpen = false with a lane open")
+	}
 	inFlight := make(chan error, 1)
 	go func() {
 		_, err := configure(t.Context(), conn, "stuck")
@@ -205,8 +229,53 @@ func TestLaneBreakFailsCallsAndFallsBackToGRPC(t *testing.T) {
 	if _, err := configure(t.Context(), lane, "after"); status.Code(err) != codes.Unavailable {
 		t.Errorf("call on the broken lane: got %v, want UNAVAILABLE", err)
 	}
+	if pc.LaneOpen() {
+		t.Error("LaneOpen = true after the lane broke")
+	}
 	if _, err := configure(t.Context(), conn, "after"); !errors.Is(err, errReachedGRPC) {
 		t.Errorf("call through the kind's connection: got %v, want it sent over gRPC", err)
+	}
+}
+
+// TestLaneManyCallersUnderDeadlines has callers come and go with short
+// deadlines, so that whoever reads the socket is often cancelled while
+// others wait: every call must end, on time, with its own answer or its
+// context's error, and the lane must keep working.
+func TestLaneManyCallersUnderDeadlines(t *testing.T) {
+	lane, _ := openLane(t, echoConfig{gate: func(ctx context.Context, key string) {
+		// Answer some calls at once and hold others until their
+		// deadline, by the key's last digit.
+		if key[len(key)-1]%3 == 0 {
+			<-ctx.Done()
+		}
+	}})
+	var wg sync.WaitGroup
+	errs := make(chan error, 32)
+	for g := range 32 {
+		wg.Go(func() {
+			for i := range 100 {
+				key := strconv.Itoa(g) + "/" + strconv.Itoa(i)
+				timeout := time.Duration(50+(g*7+i*13)%400) * time.Microsecond
+				ctx, cancel := context.WithTimeout(t.Context(), timeout)
+				got, err := configure(ctx, lane, key)
+				cancel()
+				switch {
+				case err == nil && got == key:
+				case err != nil && (status.Code(err) == codes.DeadlineExceeded || status.Code(err) == codes.Canceled):
+				default:
+					errs <- fmt.Errorf("call %s: got %q, %v", key, got, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if got, err := configure(t.Context(), lane, "after1"); err != nil || got != "after1" {
+		t.Errorf("after the storm: got %q, %v", got, err)
 	}
 }
 
@@ -233,11 +302,11 @@ func TestLaneRefusesAWrongNonceAndOffersOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	wrong := &pluginv1.OpenLaneResponse{SocketPath: offer.GetSocketPath(), Nonce: bytes.Repeat([]byte{7}, laneNonceSize)}
-	if lane, err := dialLane(t.Context(), wrong); err == nil {
+	if lane, err := dialLane(t.Context(), wrong, 0); err == nil {
 		_ = lane.Close()
 		t.Fatal("a wrong nonce opened the lane")
 	}
-	if lane, err := dialLane(t.Context(), offer); err == nil {
+	if lane, err := dialLane(t.Context(), offer, 0); err == nil {
 		_ = lane.Close()
 		t.Fatal("an offer was taken twice")
 	}
@@ -245,7 +314,7 @@ func TestLaneRefusesAWrongNonceAndOffersOnce(t *testing.T) {
 		t.Errorf("the offer's socket is still there: %v", err)
 	}
 	short := &pluginv1.OpenLaneResponse{SocketPath: offer.GetSocketPath(), Nonce: []byte{1, 2, 3}}
-	if _, err := dialLane(t.Context(), short); !errors.Is(err, sdk.ErrBadResponse) {
+	if _, err := dialLane(t.Context(), short, 0); !errors.Is(err, sdk.ErrBadResponse) {
 		t.Errorf("a short nonce: got %v, want sdk.ErrBadResponse", err)
 	}
 }

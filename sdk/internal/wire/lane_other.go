@@ -22,6 +22,6 @@ func (s *LaneServer) Offer() (*pluginv1.OpenLaneResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "the direct lane is not offered on this platform")
 }
 
-func dialLane(context.Context, *pluginv1.OpenLaneResponse) (*Lane, error) {
+func dialLane(context.Context, *pluginv1.OpenLaneResponse, int) (*Lane, error) {
 	return nil, errors.New("the direct lane is not supported on this platform")
 }

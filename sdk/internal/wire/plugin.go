@@ -142,10 +142,12 @@ func (c PluginClient) Conn() grpc.ClientConnInterface { return c.conn }
 
 // OpenLane moves the kind service's unary calls to a direct lane when the
 // plugin offers one (info, from Info, lists sdk.CapabilityLane) and this
-// platform can take it. It reports whether it did; on an error the calls
-// stay on gRPC, which works all the same. The lane closes when the plugin
-// exits.
-func (c PluginClient) OpenLane(ctx context.Context, info sdk.Info) (bool, error) {
+// platform can take it. pid is the plugin process's id, which must hold
+// the lane's socket (0: check only that it runs as this user). It
+// reports whether it did; on an error the calls stay on gRPC, which works
+// all the same. The lane closes when the plugin exits (without an exit
+// context to watch: with CloseLane).
+func (c PluginClient) OpenLane(ctx context.Context, info sdk.Info, pid int) (bool, error) {
 	if !LaneSupported || !info.Has(sdk.CapabilityLane) {
 		return false, nil
 	}
@@ -153,7 +155,7 @@ func (c PluginClient) OpenLane(ctx context.Context, info sdk.Info) (bool, error)
 	if err != nil {
 		return false, fmt.Errorf("calling plugin OpenLane: %w", FromRPC(ctx, err, c.exited))
 	}
-	lane, err := dialLane(ctx, resp)
+	lane, err := dialLane(ctx, resp, pid)
 	if err != nil {
 		return false, err
 	}

@@ -994,8 +994,9 @@ type LaneRequest struct {
 	// would carry it; 0 means no deadline. The plugin runs the call with
 	// this deadline.
 	TimeoutMicros int64 `protobuf:"varint,4,opt,name=timeout_micros,json=timeoutMicros,proto3" json:"timeout_micros,omitempty"`
-	// cancel cancels the call id (the host stopped waiting); no response
-	// is expected for it.
+	// cancel cancels the call id (the host stopped waiting): the plugin
+	// cancels the call's context. A cancellation gets no response of its
+	// own; what the call answers afterwards the host drops.
 	Cancel        bool `protobuf:"varint,5,opt,name=cancel,proto3" json:"cancel,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

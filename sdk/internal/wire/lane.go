@@ -28,7 +28,8 @@ import (
 // framing and goroutine hand-offs (the caller, the loopy writer, the
 // server's reader and handler, and back); on the lane the caller writes
 // its frame itself, the plugin runs the call on one new goroutine that
-// writes the answer itself, and one reader in the host wakes the caller.
+// writes the answer itself, and the caller reads its own answer when no
+// other call is waiting (see Lane).
 //
 // What crosses stays what gRPC would carry: the same request and response
 // messages, the deadline (as time left), cancellation, and a status code
@@ -215,7 +216,6 @@ func (s *LaneServer) untrack(c io.Closer) {
 func (s *LaneServer) serve(conn net.Conn) {
 	defer conn.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	var (
 		wmu      sync.Mutex // one frame at a time on conn
 		mu       sync.Mutex // guards inFlight

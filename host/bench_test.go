@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/exposure"
+	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testbin"
 )
 
@@ -63,7 +64,7 @@ func benchCallPath(b *testing.B, audit bool) {
 	step := h.NewStep("")
 
 	direct, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(b.Context(),
-		&mcp.CommandTransport{Command: exec.Command(demo)}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		&mcp.CommandTransport{Command: procwatch.DieWithTest(exec.Command(demo))}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		b.Fatal(err)
 	}

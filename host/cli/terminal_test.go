@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/pty"
 	"github.com/toolgate/toolgate/internal/testbin"
 )
@@ -31,7 +32,7 @@ func startOnTTY(t *testing.T, args ...string) *session {
 	if err != nil {
 		t.Fatalf("opening a pty: %v", err)
 	}
-	cmd := exec.Command(testbin.Path(t, "toolgate"), args...)
+	cmd := procwatch.DieWithTest(exec.Command(testbin.Path(t, "toolgate"), args...))
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.Env = append(os.Environ(), "TOOLGATE_LOG=off")
 	if err := cmd.Start(); err != nil {

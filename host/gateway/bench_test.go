@@ -47,7 +47,7 @@ func (bt benchTarget) cpu() (own, total time.Duration) {
 
 func startTarget(b *testing.B, name, tool string, argv []string) benchTarget {
 	b.Helper()
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd := procwatch.DieWithTest(exec.Command(argv[0], argv[1:]...))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		b.Fatal(err)

@@ -23,7 +23,7 @@ import (
 // protocol version the host negotiates with it, for comparisons.
 func direct(t *testing.T, args ...string) *mcp.ClientSession {
 	t.Helper()
-	cmd := exec.Command(testbin.Path(t, "mcp-demo"), args...)
+	cmd := procwatch.DieWithTest(exec.Command(testbin.Path(t, "mcp-demo"), args...))
 	c := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "1"}, nil)
 	cs, err := c.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {

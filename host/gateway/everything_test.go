@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testbin"
 )
 
@@ -28,7 +29,7 @@ func everything(t *testing.T, upstream *mcp.ClientOptions) (via, direct *mcp.Cli
 	via = f.connectHTTP(t, upstream)
 
 	c := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "1"}, nil)
-	cs, err := c.Connect(t.Context(), &mcp.CommandTransport{Command: exec.Command(argv[0], argv[1:]...), TerminateDuration: 200 * time.Millisecond},
+	cs, err := c.Connect(t.Context(), &mcp.CommandTransport{Command: procwatch.DieWithTest(exec.Command(argv[0], argv[1:]...)), TerminateDuration: 200 * time.Millisecond},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)

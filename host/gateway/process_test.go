@@ -43,7 +43,7 @@ type serveProcess struct {
 
 func startServe(t *testing.T, env []string, args ...string) *serveProcess {
 	t.Helper()
-	cmd := exec.Command(testbin.Path(t, "toolgate"), append([]string{"serve"}, args...)...)
+	cmd := procwatch.DieWithTest(exec.Command(testbin.Path(t, "toolgate"), append([]string{"serve"}, args...)...))
 	cmd.Env = append(os.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -213,4 +215,15 @@ func LineFIFO(dir string) (path string, lines <-chan string, stop func(), err er
 		})
 	}
 	return path, ch, stop, nil
+}
+
+// DieWithTest makes the kernel kill cmd's process when the test binary
+// dies: a test that times out exits without running its cleanups, and
+// the servers it started must not outlive it. Call before cmd.Start.
+func DieWithTest(cmd *exec.Cmd) *exec.Cmd {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	return cmd
 }

@@ -13,13 +13,15 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
+
+	"github.com/toolgate/toolgate/internal/procwatch"
 )
 
 // demoCommand returns an unstarted mcp-demo subprocess whose stderr lines
 // the test can wait on.
 func demoCommand(t *testing.T, args ...string) (*exec.Cmd, *lines) {
 	t.Helper()
-	cmd := exec.Command(demoBinary, args...)
+	cmd := procwatch.DieWithTest(exec.Command(demoBinary, args...))
 	stderr := newLines()
 	cmd.Stderr = stderr
 	cmd.WaitDelay = testTimeout
@@ -123,7 +125,7 @@ func TestProcessCrashAfter(t *testing.T) {
 
 func TestProcessSpawnChildSharesTheProcessGroup(t *testing.T) {
 	cmd, stderr := demoCommand(t, "--spawn-child")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr.Setpgid = true
 	cs, err := connectProcess(t, testCtx(t), cmd, legacyVersion)
 	if err != nil {
 		t.Fatal(err)
@@ -312,7 +314,7 @@ func TestProcessHelp(t *testing.T) {
 // BenchmarkProcessEcho measures one echo round trip to a real mcp-demo
 // subprocess over stdio, the path every host test pays for.
 func BenchmarkProcessEcho(b *testing.B) {
-	cmd := exec.Command(demoBinary)
+	cmd := procwatch.DieWithTest(exec.Command(demoBinary))
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpdemo-bench", Version: "1"}, nil)
 	cs, err := client.Connect(b.Context(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/sdk"
 	"github.com/toolgate/toolgate/sdk/launcher"
@@ -27,7 +28,7 @@ func BenchmarkMCPCallOverLauncher(b *testing.B) {
 	ctx := context.Background()
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil)
 
-	cmd := exec.Command(testbin.Path(b, "mcp-demo"))
+	cmd := procwatch.DieWithTest(exec.Command(testbin.Path(b, "mcp-demo")))
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	direct, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/sdk/launcher"
 )
 
@@ -23,7 +24,7 @@ import (
 func BenchmarkCallOverLauncherExec(b *testing.B) {
 	ctx := context.Background()
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil)
-	cmd := exec.Command(demo(b))
+	cmd := procwatch.DieWithTest(exec.Command(demo(b)))
 	cmd.Env = []string{"GORACE=atexit_sleep_ms=0"}
 	direct, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 
 	"google.golang.org/grpc"
 
@@ -24,9 +23,6 @@ type Client struct {
 	rpc    guardianv1.GuardianServiceClient
 	plugin wire.PluginClient
 	exited context.Context
-
-	mu   sync.Mutex
-	info sdk.Info // from the last successful Info
 }
 
 // NewClient returns a client of the Guardian served on conn. exited must be
@@ -48,15 +44,7 @@ func NewClient(conn grpc.ClientConnInterface, exited context.Context) *Client {
 func (c *Client) Exited() <-chan struct{} { return c.exited.Done() }
 
 // Info describes the plugin.
-func (c *Client) Info(ctx context.Context) (sdk.Info, error) {
-	info, err := c.plugin.Info(ctx)
-	if err == nil {
-		c.mu.Lock()
-		c.info = info
-		c.mu.Unlock()
-	}
-	return info, err
-}
+func (c *Client) Info(ctx context.Context) (sdk.Info, error) { return c.plugin.Info(ctx) }
 
 // OpenLane moves Review calls to the direct lane when the plugin's last
 // Info offered one (sdk.CapabilityLane) and reports whether it did. pid is
@@ -64,10 +52,7 @@ func (c *Client) Info(ctx context.Context) (sdk.Info, error) {
 // process of this user). On an error they stay on gRPC, which works all
 // the same.
 func (c *Client) OpenLane(ctx context.Context, pid int) (bool, error) {
-	c.mu.Lock()
-	info := c.info
-	c.mu.Unlock()
-	return c.plugin.OpenLane(ctx, info, pid)
+	return c.plugin.OpenLane(ctx, pid)
 }
 
 // LaneOpen reports whether Review calls go over a direct lane.

@@ -30,7 +30,6 @@ type Client struct {
 	exited context.Context
 
 	mu     sync.Mutex
-	info   sdk.Info
 	events []Event // from the last successful Info; nil before
 }
 
@@ -65,7 +64,6 @@ func (c *Client) Info(ctx context.Context) (sdk.Info, error) {
 		}
 	}
 	c.mu.Lock()
-	c.info = info
 	c.events = events
 	if c.events == nil {
 		c.events = []Event{}
@@ -88,10 +86,7 @@ func (c *Client) Configure(ctx context.Context, config json.RawMessage) ([]sdk.D
 // the same. Calls in flight when a lane breaks fail like those of a broken
 // gRPC connection; later ones go over gRPC.
 func (c *Client) OpenLane(ctx context.Context, pid int) (bool, error) {
-	c.mu.Lock()
-	info := c.info
-	c.mu.Unlock()
-	return c.plugin.OpenLane(ctx, info, pid)
+	return c.plugin.OpenLane(ctx, pid)
 }
 
 // LaneOpen reports whether event calls go over a direct lane.

@@ -183,23 +183,19 @@ func (s *LaneServer) Close() {
 	s.wg.Wait()
 }
 
-// track registers c (a net.Conn or net.Listener) to be closed by Close;
-// false when the server is already closed.
-func (s *LaneServer) track(c io.Closer) bool {
+// track registers a served connection to be closed by Close; false when
+// the server is already closed.
+func (s *LaneServer) track(c net.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return false
 	}
-	switch c := c.(type) {
-	case net.Conn:
-		s.conns[c] = struct{}{}
-	case net.Listener:
-		s.lns[c] = struct{}{}
-	}
+	s.conns[c] = struct{}{}
 	return true
 }
 
+// untrack forgets a served connection or an offer's listener.
 func (s *LaneServer) untrack(c io.Closer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -353,6 +349,16 @@ func (l *Lane) Close() error {
 // Done is closed once the lane is broken or closed.
 func (l *Lane) Done() <-chan struct{} { return l.done }
 
+// open reports whether the lane still carries calls.
+func (l *Lane) open() bool {
+	select {
+	case <-l.done:
+		return false
+	default:
+		return true
+	}
+}
+
 // fail breaks the lane for good: later calls and those in flight fail.
 func (l *Lane) fail(err error) {
 	l.mu.Lock()
@@ -431,14 +437,6 @@ func (l *Lane) Invoke(ctx context.Context, method string, args, reply any, _ ...
 // no other caller does.
 func (l *Lane) await(ctx context.Context, id uint64, c *laneCall) (*pluginv1.LaneResponse, error) {
 	for {
-		select {
-		case resp, ok := <-c.resp:
-			if !ok {
-				return nil, l.broken()
-			}
-			return resp, nil
-		default:
-		}
 		l.mu.Lock()
 		lead := !l.reading && l.pending != nil
 		if lead {
@@ -450,10 +448,7 @@ func (l *Lane) await(ctx context.Context, id uint64, c *laneCall) (*pluginv1.Lan
 		}
 		select {
 		case resp, ok := <-c.resp:
-			if !ok {
-				return nil, l.broken()
-			}
-			return resp, nil
+			return l.answer(resp, ok)
 		case <-c.turn: // the read side may be free: look again
 		case <-ctx.Done():
 			l.abandon(id)
@@ -475,10 +470,7 @@ func (l *Lane) lead(ctx context.Context, id uint64, c *laneCall) (*pluginv1.Lane
 	// Our answer may have come in while another caller was reading.
 	select {
 	case resp, ok := <-c.resp:
-		if !ok {
-			return nil, l.broken()
-		}
-		return resp, nil
+		return l.answer(resp, ok)
 	default:
 	}
 	// A read deadline in the past is the only way to stop a Read; the
@@ -519,6 +511,15 @@ func (l *Lane) lead(ctx context.Context, id uint64, c *laneCall) (*pluginv1.Lane
 		}
 		// else its caller stopped waiting: drop the late answer
 	}
+}
+
+// answer is what a caller gets from its answer channel: the answer, or
+// (closed) the broken lane's error.
+func (l *Lane) answer(resp *pluginv1.LaneResponse, ok bool) (*pluginv1.LaneResponse, error) {
+	if !ok {
+		return nil, l.broken()
+	}
+	return resp, nil
 }
 
 // wakeWaiter wakes one waiting caller to take the read side if it is
@@ -566,19 +567,19 @@ func (l *Lane) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.Call
 type kindConn struct {
 	grpc grpc.ClientConnInterface
 	lane atomic.Pointer[Lane]
+	// laneOffered: the plugin's last Info listed sdk.CapabilityLane.
+	laneOffered atomic.Bool
 }
 
 func (k *kindConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
 	if l := k.lane.Load(); l != nil {
-		select {
-		case <-l.Done():
-			// Broken: the calls it had failed like those of a broken gRPC
-			// connection; later ones go back to gRPC, which tells whether
-			// the plugin is still there.
-			k.lane.CompareAndSwap(l, nil)
-		default:
+		if l.open() {
 			return l.Invoke(ctx, method, args, reply, opts...)
 		}
+		// Broken: the calls it had failed like those of a broken gRPC
+		// connection; later ones go back to gRPC, which tells whether the
+		// plugin is still there.
+		k.lane.CompareAndSwap(l, nil)
 	}
 	return k.grpc.Invoke(ctx, method, args, reply, opts...)
 }

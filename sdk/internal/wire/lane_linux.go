@@ -181,8 +181,11 @@ func dialLane(ctx context.Context, offer *pluginv1.OpenLaneResponse, pid int) (*
 		return nil, fmt.Errorf("sending the lane's nonce: %w", err)
 	}
 	var ack [1]byte
-	if _, err := io.ReadFull(conn, ack[:]); err != nil || ack[0] != laneAck {
-		return nil, fmt.Errorf("the plugin refused the lane (%v)", err)
+	if _, err := io.ReadFull(conn, ack[:]); err != nil {
+		return nil, fmt.Errorf("the plugin refused the lane: %w", err)
+	}
+	if ack[0] != laneAck {
+		return nil, fmt.Errorf("the plugin answered the lane's nonce with %#x, not %#x", ack[0], laneAck)
 	}
 	if err := conn.SetDeadline(time.Time{}); err != nil {
 		return nil, err

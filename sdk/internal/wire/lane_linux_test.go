@@ -77,15 +77,26 @@ func configure(ctx context.Context, conn grpc.ClientConnInterface, key string) (
 
 func TestLaneCallersGetTheirOwnAnswers(t *testing.T) {
 	lane, _ := openLane(t, echoConfig{})
+	concurrently(t, 16, 50, func(g, i int) error {
+		key := strconv.Itoa(g) + "/" + strconv.Itoa(i)
+		if got, err := configure(t.Context(), lane, key); err != nil || got != key {
+			return fmt.Errorf("call %s: got %q, %v", key, got, err)
+		}
+		return nil
+	})
+}
+
+// concurrently runs call(g, i) for i < calls on each of callers
+// goroutines; a caller stops at its first error, which fails the test.
+func concurrently(t *testing.T, callers, calls int, call func(g, i int) error) {
+	t.Helper()
 	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	for g := range 16 {
+	errs := make(chan error, callers)
+	for g := range callers {
 		wg.Go(func() {
-			for i := range 50 {
-				key := strconv.Itoa(g) + "/" + strconv.Itoa(i)
-				got, err := configure(t.Context(), lane, key)
-				if err != nil || got != key {
-					errs <- fmt.Errorf("call %s: got %q, %v", key, got, err)
+			for i := range calls {
+				if err := call(g, i); err != nil {
+					errs <- err
 					return
 				}
 			}
@@ -249,31 +260,20 @@ func TestLaneManyCallersUnderDeadlines(t *testing.T) {
 			<-ctx.Done()
 		}
 	}})
-	var wg sync.WaitGroup
-	errs := make(chan error, 32)
-	for g := range 32 {
-		wg.Go(func() {
-			for i := range 100 {
-				key := strconv.Itoa(g) + "/" + strconv.Itoa(i)
-				timeout := time.Duration(50+(g*7+i*13)%400) * time.Microsecond
-				ctx, cancel := context.WithTimeout(t.Context(), timeout)
-				got, err := configure(ctx, lane, key)
-				cancel()
-				switch {
-				case err == nil && got == key:
-				case err != nil && (status.Code(err) == codes.DeadlineExceeded || status.Code(err) == codes.Canceled):
-				default:
-					errs <- fmt.Errorf("call %s: got %q, %v", key, got, err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	concurrently(t, 32, 100, func(g, i int) error {
+		key := strconv.Itoa(g) + "/" + strconv.Itoa(i)
+		timeout := time.Duration(50+(g*7+i*13)%400) * time.Microsecond
+		ctx, cancel := context.WithTimeout(t.Context(), timeout)
+		got, err := configure(ctx, lane, key)
+		cancel()
+		switch {
+		case err == nil && got == key:
+		case err != nil && (status.Code(err) == codes.DeadlineExceeded || status.Code(err) == codes.Canceled):
+		default:
+			return fmt.Errorf("call %s: got %q, %v", key, got, err)
+		}
+		return nil
+	})
 	if got, err := configure(t.Context(), lane, "after1"); err != nil || got != "after1" {
 		t.Errorf("after the storm: got %q, %v", got, err)
 	}

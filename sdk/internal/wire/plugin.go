@@ -141,14 +141,14 @@ func NewPluginClient(conn grpc.ClientConnInterface, exited context.Context, kind
 func (c PluginClient) Conn() grpc.ClientConnInterface { return c.conn }
 
 // OpenLane moves the kind service's unary calls to a direct lane when the
-// plugin offers one (info, from Info, lists sdk.CapabilityLane) and this
-// platform can take it. pid is the plugin process's id, which must hold
+// plugin's last Info offered one (sdk.CapabilityLane) and this platform
+// can take it. pid is the plugin process's id, which must hold
 // the lane's socket (0: check only that it runs as this user). It
 // reports whether it did; on an error the calls stay on gRPC, which works
 // all the same. The lane closes when the plugin exits (without an exit
 // context to watch: with CloseLane).
-func (c PluginClient) OpenLane(ctx context.Context, info sdk.Info, pid int) (bool, error) {
-	if !LaneSupported || !info.Has(sdk.CapabilityLane) {
+func (c PluginClient) OpenLane(ctx context.Context, pid int) (bool, error) {
+	if !LaneSupported || !c.conn.laneOffered.Load() {
 		return false, nil
 	}
 	resp, err := c.rpc.OpenLane(ctx, &pluginv1.OpenLaneRequest{})
@@ -178,15 +178,7 @@ func (c PluginClient) CloseLane() {
 // LaneOpen reports whether calls currently go over a direct lane.
 func (c PluginClient) LaneOpen() bool {
 	l := c.conn.lane.Load()
-	if l == nil {
-		return false
-	}
-	select {
-	case <-l.Done():
-		return false
-	default:
-		return true
-	}
+	return l != nil && l.open()
 }
 
 // Info calls Info and checks the answer.
@@ -204,6 +196,7 @@ func (c PluginClient) Info(ctx context.Context) (sdk.Info, error) {
 			"the plugin is a %s, not a %s; set kind = %q in its plugin block or use a %s plugin",
 			info.Kind, c.kind, info.Kind, c.kind))
 	}
+	c.conn.laneOffered.Store(info.Has(sdk.CapabilityLane))
 	return info, nil
 }
 

@@ -26,7 +26,8 @@ PLUGINS := \
 CMDS := \
 	toolgate=./host/cmd/toolgate \
 	mcp-demo=./testplugins/mcp-demo \
-	conformance-client=./testplugins/conformance-client
+	conformance-client=./testplugins/conformance-client \
+	bare-gateway=./testplugins/bare-gateway
 
 .PHONY: help
 help: ## list targets

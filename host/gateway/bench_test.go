@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/internal/procwatch"
@@ -22,7 +23,10 @@ import (
 // The benchmarks compare, in the same run, a go-sdk client calling
 // mcp-demo's echo through `toolgate serve --http` (mcp-demo behind it
 // over stdio) with the same client calling `mcp-demo --http` directly.
-// Targets: p50-ratio ≤ 1.15 and throughput-ratio ≥ 0.9. Besides wall
+// Targets: p50-ratio ≤ 1.15 and throughput-ratio ≥ 0.9. A third side,
+// bare-gateway, forwards the same calls to the same stdio mcp-demo and
+// does nothing else: its ratios (bare-p50-ratio, bare-throughput-ratio)
+// are what any gateway could reach on the machine at hand. Besides wall
 // time they report the CPU time each side's processes spend per call,
 // which a busy machine disturbs far less than latency.
 
@@ -45,7 +49,7 @@ func (bt benchTarget) cpu() (own, total time.Duration) {
 	return own, total
 }
 
-func startTarget(b *testing.B, name, tool string, argv []string) benchTarget {
+func startTarget(b testing.TB, name, tool string, argv []string) benchTarget {
 	b.Helper()
 	cmd := procwatch.DieWithTest(exec.Command(argv[0], argv[1:]...))
 	stderr, err := cmd.StderrPipe()
@@ -68,21 +72,23 @@ func startTarget(b *testing.B, name, tool string, argv []string) benchTarget {
 	return benchTarget{name: name, url: url, tool: tool, pid: cmd.Process.Pid}
 }
 
-// benchTargets starts both sides: [0] direct, [1] the gateway.
-func benchTargets(b *testing.B) []benchTarget {
+// benchTargets starts the three sides: [0] direct, [1] bare-gateway, [2]
+// toolgate; ratios are against [0].
+func benchTargets(b testing.TB) []benchTarget {
 	b.Helper()
 	demo := testbin.Path(b, "mcp-demo")
 	direct := startTarget(b, "direct", "echo", []string{demo, "--http", "127.0.0.1:0", "--name", "demo"})
+	bare := startTarget(b, "bare", "echo", []string{testbin.Path(b, "bare-gateway"), "--http", "127.0.0.1:0", "--", demo, "--name", "demo"})
 	cfg := filepath.Join(b.TempDir(), "toolgate.hcl")
 	src := fmt.Sprintf("server \"demo\" {\n  command = %q\n  args = [\"--name\", \"demo\"]\n}\n", demo)
 	if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	gw := startTarget(b, "gateway", "mcp__demo__echo", []string{testbin.Path(b, "toolgate"), "serve", "--http", "127.0.0.1:0", "--config", cfg})
-	return []benchTarget{direct, gw}
+	return []benchTarget{direct, bare, gw}
 }
 
-func (bt benchTarget) connect(b *testing.B) *mcp.ClientSession {
+func (bt benchTarget) connect(b testing.TB) *mcp.ClientSession {
 	b.Helper()
 	tr := &http.Transport{MaxIdleConnsPerHost: 16}
 	b.Cleanup(tr.CloseIdleConnections)
@@ -96,10 +102,25 @@ func (bt benchTarget) connect(b *testing.B) *mcp.ClientSession {
 	return cs
 }
 
-func (bt benchTarget) call(b *testing.B, cs *mcp.ClientSession) {
+func (bt benchTarget) call(b testing.TB, cs *mcp.ClientSession) *mcp.CallToolResult {
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: bt.tool, Arguments: map[string]any{"text": "hello"}})
 	if err != nil || res.IsError {
 		b.Errorf("%s: %v %v", bt.name, err, res)
+	}
+	return res
+}
+
+// TestBenchTargetsAgree keeps the benchmarks honest where CI can see it:
+// the three sides they time start, and answer the call they time with
+// the same result.
+func TestBenchTargetsAgree(t *testing.T) {
+	targets := benchTargets(t)
+	want := targets[0].call(t, targets[0].connect(t))
+	for _, bt := range targets[1:] {
+		got := bt.call(t, bt.connect(t))
+		if diff := cmp.Diff(wire(t, want), wire(t, got)); diff != "" {
+			t.Errorf("%s answers differently from mcp-demo itself (-direct +%s):\n%s", bt.name, bt.name, diff)
+		}
 	}
 }
 
@@ -109,8 +130,8 @@ func percentile(d []time.Duration, p float64) time.Duration {
 	return s[min(len(s)-1, int(float64(len(s))*p))]
 }
 
-// BenchmarkCallLatency calls echo on both sides, alternating, one call at
-// a time, and reports medians, tails and server CPU per call.
+// BenchmarkCallLatency calls echo on each side in turn, one call at a
+// time, and reports medians, tails and server CPU per call.
 func BenchmarkCallLatency(b *testing.B) {
 	targets := benchTargets(b)
 	sessions := make([]*mcp.ClientSession, len(targets))
@@ -136,20 +157,23 @@ func BenchmarkCallLatency(b *testing.B) {
 		o, t := bt.cpu()
 		own[i] += o
 		cpu[i] += t
-		if own[i] != cpu[i] { // the gateway: toolgate's share, without mcp-demo's
+		if own[i] != cpu[i] { // a gateway: its own share, without mcp-demo's
 			b.ReportMetric(float64(own[i].Microseconds())/float64(len(lat[i])), bt.name+"-own-cpu-µs/call")
 		}
 		b.ReportMetric(float64(percentile(lat[i], 0.50).Microseconds()), bt.name+"-p50-µs")
 		b.ReportMetric(float64(percentile(lat[i], 0.99).Microseconds()), bt.name+"-p99-µs")
 		b.ReportMetric(float64(cpu[i].Microseconds())/float64(len(lat[i])), bt.name+"-cpu-µs/call")
 	}
-	b.ReportMetric(float64(percentile(lat[1], 0.5))/float64(percentile(lat[0], 0.5)), "p50-ratio")
+	p50 := func(i int) float64 { return float64(percentile(lat[i], 0.5)) }
+	b.ReportMetric(p50(1)/p50(0), "bare-p50-ratio")
+	b.ReportMetric(p50(2)/p50(0), "p50-ratio")
 	b.ReportMetric(0, "ns/op")
 }
 
 // BenchmarkThroughput8Sessions runs 8 sessions calling echo at once, on
 // each side in turn (50 calls per session and side per iteration,
-// alternating who goes first), and reports calls per second.
+// rotating who goes first), and reports calls per second and the CPU of
+// each side's processes per call.
 func BenchmarkThroughput8Sessions(b *testing.B) {
 	const sessions, batch = 8, 50
 	targets := benchTargets(b)
@@ -164,6 +188,12 @@ func BenchmarkThroughput8Sessions(b *testing.B) {
 		}
 	}
 	busy := make([]time.Duration, len(targets))
+	cpu := make([]time.Duration, len(targets))
+	own := make([]time.Duration, len(targets))
+	for i, bt := range targets {
+		o, t := bt.cpu()
+		own[i], cpu[i] = -o, -t
+	}
 	calls, round := 0, 0
 	for b.Loop() {
 		for k := range targets {
@@ -186,9 +216,17 @@ func BenchmarkThroughput8Sessions(b *testing.B) {
 	}
 	rate := make([]float64, len(targets))
 	for i, bt := range targets {
+		o, t := bt.cpu()
+		own[i] += o
+		cpu[i] += t
 		rate[i] = float64(calls) / busy[i].Seconds()
 		b.ReportMetric(rate[i], bt.name+"-calls/s")
+		if own[i] != cpu[i] { // a gateway: its own share, without mcp-demo's
+			b.ReportMetric(float64(own[i].Microseconds())/float64(calls), bt.name+"-own-cpu-µs/call")
+		}
+		b.ReportMetric(float64(cpu[i].Microseconds())/float64(calls), bt.name+"-cpu-µs/call")
 	}
-	b.ReportMetric(rate[1]/rate[0], "throughput-ratio")
+	b.ReportMetric(rate[1]/rate[0], "bare-throughput-ratio")
+	b.ReportMetric(rate[2]/rate[0], "throughput-ratio")
 	b.ReportMetric(0, "ns/op")
 }

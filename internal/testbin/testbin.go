@@ -17,6 +17,7 @@ var Packages = map[string]string{
 	"toolgate":           "./host/cmd/toolgate",
 	"mcp-demo":           "./testplugins/mcp-demo",
 	"conformance-client": "./testplugins/conformance-client",
+	"bare-gateway":       "./testplugins/bare-gateway",
 	// Plugins, as `make build` lays them out under bin/.
 	"plugins/toolgate-hook-policy":   "./plugins/hooks/policy",
 	"plugins/toolgate-hook-command":  "./plugins/hooks/command",

@@ -62,7 +62,12 @@ func NewEndpoint(serve config.Serve, addr string, lookupEnv func(string) (string
 	e := &Endpoint{Addr: addr, Loopback: isLoopbackHost(host), TokenEnvVar: serve.TokenEnvVar}
 	if serve.TokenEnvVar != "" {
 		token, _ := lookupEnv(serve.TokenEnvVar)
-		if strings.TrimSpace(token) == "" {
+		// Blanks around a header value never reach us (HTTP strips
+		// them), so blanks around the configured token cannot count:
+		// a trailing newline or CR from a token file would lock
+		// everyone out.
+		token = strings.TrimSpace(token)
+		if token == "" {
 			return nil, fmt.Errorf("%w: the serve block sets token_env_var = %q, but $%s is empty or unset. "+
 				"Export a long random token in it (for example: export %s=$(openssl rand -hex 32)), "+
 				"or remove token_env_var to serve on 127.0.0.1 without a token",

@@ -104,6 +104,9 @@ func TestHTTPRequestsMustBeLocalAndAuthorized(t *testing.T) {
 	f := newFixture(t, "")
 	open := f.httpServer(t, config.Serve{}, nil)
 	locked := f.httpServer(t, config.Serve{TokenEnvVar: "TG_TOKEN"}, env("TG_TOKEN", "s3cret"))
+	// A token read from a file with CRLF endings, or quoted with a space:
+	// HTTP strips the blanks around a header value, so they cannot count.
+	padded := f.httpServer(t, config.Serve{TokenEnvVar: "TG_TOKEN"}, env("TG_TOKEN", " s3cret\r\n"))
 	for _, tt := range []struct {
 		name    string
 		url     string
@@ -121,6 +124,7 @@ func TestHTTPRequestsMustBeLocalAndAuthorized(t *testing.T) {
 		{"a wrong token", locked.URL, map[string]string{"Authorization": "Bearer guess"}, http.StatusUnauthorized},
 		{"the token in another scheme", locked.URL, map[string]string{"Authorization": "Basic s3cret"}, http.StatusUnauthorized},
 		{"the token", locked.URL, map[string]string{"Authorization": "Bearer s3cret"}, http.StatusOK},
+		{"the token, set with blanks around it", padded.URL, map[string]string{"Authorization": "Bearer s3cret"}, http.StatusOK},
 		{"the token but a foreign Host", locked.URL, map[string]string{"Authorization": "Bearer s3cret", "Host": "evil.example"}, http.StatusForbidden},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -26,6 +26,10 @@ import (
 // to come back with input it was asked for (see Options.InputTimeout).
 const DefaultInputTimeout = 10 * time.Minute
 
+// DefaultSessionTimeout is how long an HTTP session may go without a
+// request before it is closed (see Options.SessionTimeout).
+const DefaultSessionTimeout = 30 * time.Minute
+
 // Options configures a Gateway. Every field is optional.
 type Options struct {
 	// Logger receives the gateway's logs; nil discards them.
@@ -39,6 +43,15 @@ type Options struct {
 	// cancelled. 0 means DefaultInputTimeout. Older clients are asked
 	// within the request and need no such bound.
 	InputTimeout time.Duration
+	// SessionTimeout closes an HTTP session that has had no request in
+	// flight for this long, with its approval memory: a client that went
+	// away without DELETE would otherwise hold its session, server and
+	// goroutines for the gateway's life. Its next request gets 404, on
+	// which MCP clients start a new session. 0 means DefaultSessionTimeout;
+	// it is raised to InputTimeout when shorter, so a call waiting for its
+	// client's input outlives no session. Stdio sessions end with their
+	// stream instead.
+	SessionTimeout time.Duration
 }
 
 // ErrNotAttached is returned by the Serve methods before Attach succeeded:
@@ -86,6 +99,10 @@ func New(opts Options) *Gateway {
 	if opts.InputTimeout <= 0 {
 		opts.InputTimeout = DefaultInputTimeout
 	}
+	if opts.SessionTimeout <= 0 {
+		opts.SessionTimeout = DefaultSessionTimeout
+	}
+	opts.SessionTimeout = max(opts.SessionTimeout, opts.InputTimeout)
 	impl := opts.Implementation
 	if impl == nil {
 		impl = &mcp.Implementation{Name: "toolgate", Title: "toolgate (governed MCP gateway)", Version: mcpclient.Version}

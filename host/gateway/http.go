@@ -179,6 +179,8 @@ func (g *Gateway) Handler(e *Endpoint) http.Handler {
 		// The guard checks Host for loopback binds; beyond loopback the
 		// token is the protection and clients use real host names.
 		DisableLocalhostProtection: !e.Loopback,
+		// go-sdk closes an idle session, which ends ours (bind's watcher).
+		SessionTimeout: g.opts.SessionTimeout,
 	})
 	mux := http.NewServeMux()
 	mux.Handle(Path, g.opening(sdk))

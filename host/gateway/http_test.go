@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/gateway"
@@ -73,7 +76,15 @@ const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pro
 // the status and body.
 func post(t *testing.T, url string, headers map[string]string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(initialize))
+	resp, body := send(t, url, initialize, headers)
+	return resp.StatusCode, body
+}
+
+// send POSTs one JSON-RPC message on a connection of its own, closed
+// afterwards, as a client that goes away would.
+func send(t *testing.T, url, msg string, headers map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(msg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,10 +105,7 @@ func post(t *testing.T, url string, headers map[string]string) (int, string) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode == http.StatusUnauthorized && resp.Header.Get("WWW-Authenticate") == "" {
-		t.Errorf("401 without WWW-Authenticate")
-	}
-	return resp.StatusCode, string(body)
+	return resp, string(body)
 }
 
 func TestHTTPRequestsMustBeLocalAndAuthorized(t *testing.T) {
@@ -140,4 +148,57 @@ func TestHTTPRequestsMustBeLocalAndAuthorized(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestIdleHTTPSessionsAreClosed: a client that goes away without DELETE
+// does not hold its session forever, and a session with a call in
+// flight is not idle.
+func TestIdleHTTPSessionsAreClosed(t *testing.T) {
+	ended := make(chan struct{}, 8)
+	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: lineSignal{t, "upstream session ended", ended}})
+	const idle = 500 * time.Millisecond
+	f := newFixtureWith(t, gateway.Options{Logger: log, SessionTimeout: idle, InputTimeout: idle}, "")
+	srv := f.httpServer(t, config.Serve{}, nil)
+	url := srv.URL + gateway.Path
+
+	resp, body := send(t, url, initialize, nil)
+	id := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || id == "" {
+		t.Fatalf("initialize: status %d, session %q: %s", resp.StatusCode, id, body)
+	}
+	select {
+	case <-ended:
+	case <-time.After(60 * idle):
+		t.Fatalf("an abandoned session was still open after %v", 60*idle)
+	}
+	resp, body = send(t, url, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		map[string]string{"Mcp-Session-Id": id, "Mcp-Protocol-Version": "2025-06-18"})
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("a request of the closed session: status %d, want 404: %s", resp.StatusCode, body)
+	}
+
+	cs := f.connectTo(t, srv, nil)
+	ms := 3 * idle.Milliseconds()
+	if res := call(t, cs, "mcp__demo__slow", map[string]any{"ms": ms}); res.IsError {
+		t.Errorf("a call of %d ms in a session closed after %v idle: %v", ms, idle, text(res))
+	}
+}
+
+// lineSignal writes log lines to the test log and signals each that
+// contains want.
+type lineSignal struct {
+	t    *testing.T
+	want string
+	c    chan<- struct{}
+}
+
+func (w lineSignal) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	if strings.Contains(string(p), w.want) {
+		select {
+		case w.c <- struct{}{}:
+		default:
+		}
+	}
+	return len(p), nil
 }

@@ -48,15 +48,22 @@ func demoServer(t *testing.T, name, calls, body string, args ...string) string {
 // mcp-demo server "demo" is configured.
 func newFixture(t *testing.T, top string, servers ...string) *fixture {
 	t.Helper()
-	f, err := startFixture(t, top, servers...)
+	return newFixtureWith(t, gateway.Options{}, top, servers...)
+}
+
+// newFixtureWith is newFixture with gateway options; a nil Logger is the
+// test log.
+func newFixtureWith(t *testing.T, opts gateway.Options, top string, servers ...string) *fixture {
+	t.Helper()
+	f, err := startFixture(t, opts, top, servers...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return f
 }
 
-// startFixture is newFixture that returns Attach's error.
-func startFixture(t *testing.T, top string, servers ...string) (*fixture, error) {
+// startFixture is newFixtureWith that returns Attach's error.
+func startFixture(t *testing.T, opts gateway.Options, top string, servers ...string) (*fixture, error) {
 	t.Helper()
 	dir := t.TempDir()
 	f := &fixture{dir: dir, calls: filepath.Join(dir, "calls.jsonl"), cfgPath: filepath.Join(dir, "toolgate.hcl")}
@@ -72,7 +79,10 @@ func startFixture(t *testing.T, top string, servers ...string) (*fixture, error)
 		t.Fatal(diags)
 	}
 	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}})
-	f.gw = gateway.New(gateway.Options{Logger: log})
+	if opts.Logger == nil {
+		opts.Logger = log
+	}
+	f.gw = gateway.New(opts)
 	h, err := host.New(cfg, host.Options{
 		Logger:  log,
 		Asker:   f.gw,
@@ -123,7 +133,12 @@ func (f *fixture) httpServer(t *testing.T, serve config.Serve, lookup func(strin
 // elicitation/create inside the call.
 func (f *fixture) connectHTTP(t *testing.T, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
-	srv := f.httpServer(t, config.Serve{}, nil)
+	return f.connectTo(t, f.httpServer(t, config.Serve{}, nil), opts)
+}
+
+// connectTo connects a go-sdk client to srv over Streamable HTTP.
+func (f *fixture) connectTo(t *testing.T, srv *httptest.Server, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, opts)

@@ -57,7 +57,7 @@ func TestUpstreamNameConflictsAreConfigErrors(t *testing.T) {
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := startFixture(t, "", tt.servers...)
+			_, err := startFixture(t, gateway.Options{}, "", tt.servers...)
 			if !errors.Is(err, gateway.ErrToolName) {
 				t.Fatalf("Attach = %v, want ErrToolName", err)
 			}

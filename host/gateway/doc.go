@@ -19,7 +19,9 @@
 //     names, so a gateway in front of one server is transparent. A name
 //     that collides or that MCP does not allow ([A-Za-z0-9_.-], at most
 //     128) is a configuration error naming both owners and the fix
-//     ([NameError], reported by Attach). Descriptions, titles, input and
+//     ([NameError], reported by Attach). A conflict that arises later (a
+//     reload, a late server, a tools/list change) is logged, and the tool
+//     that held the name keeps it. Descriptions, titles, input and
 //     output schemas, annotations, icons and _meta are served as listed.
 //     Schemas go-sdk's AddTool would panic on are checked first: such a
 //     tool is left out with a warning, never a crash.

@@ -308,6 +308,7 @@ type servedTool struct {
 	name      string // upstream name
 	modelName string // what exposure.Step.Call takes
 	server    string // owning server; "" for tool_search
+	raw       string // the tool's name on its server
 	deferred  bool
 	spec      *mcp.Tool
 }
@@ -328,21 +329,31 @@ func (g *Gateway) planFor(step *exposure.Step) *catalogPlan {
 	key := h.Sum64()
 
 	g.mu.Lock()
-	if p := g.plan; p != nil && p.key == key {
-		g.mu.Unlock()
-		return p
-	}
+	prev := g.plan
 	g.mu.Unlock()
+	if prev != nil && prev.key == key {
+		return prev
+	}
 
-	p := g.buildPlan(key, append(append([]*exposure.Tool(nil), visible...), deferred...))
+	p := g.buildPlan(key, append(append([]*exposure.Tool(nil), visible...), deferred...), prev)
 	g.mu.Lock()
 	g.plan = p
 	g.mu.Unlock()
 	return p
 }
 
-func (g *Gateway) buildPlan(key uint64, tools []*exposure.Tool) *catalogPlan {
-	named, err := nameTools(tools)
+// buildPlan names tools for upstream. prev is the plan served so far (nil
+// at Attach): tools that held a name in it keep it when a newcomer claims
+// it too.
+func (g *Gateway) buildPlan(key uint64, tools []*exposure.Tool, prev *catalogPlan) *catalogPlan {
+	var served map[string]string
+	if prev != nil {
+		served = make(map[string]string, len(prev.tools))
+		for name, t := range prev.tools {
+			served[name] = ownerKey(t.server, t.raw)
+		}
+	}
+	named, err := nameTools(tools, served)
 	if err != nil {
 		g.log.Error("some tools are not served upstream", "error", err)
 	}
@@ -355,7 +366,7 @@ func (g *Gateway) buildPlan(key uint64, tools []*exposure.Tool) *catalogPlan {
 			continue
 		}
 		p.tools[name] = &servedTool{
-			name: name, modelName: t.ModelName, server: t.Server,
+			name: name, modelName: t.ModelName, server: t.Server, raw: t.RawName(),
 			deferred: t.Exposure == exposure.Deferred, spec: &spec,
 		}
 		p.byModel[t.ModelName] = name

@@ -51,6 +51,10 @@ type NameConflict struct {
 	Owners []Owner
 	// Invalid is true when the name itself is not allowed upstream.
 	Invalid bool
+	// Kept is the owner still served under Name because it held the name
+	// before the conflict arose (a reload, a server that started late or
+	// changed its tools); nil when none is served.
+	Kept *Owner
 }
 
 func (c NameConflict) String() string {
@@ -75,7 +79,11 @@ func (c NameConflict) String() string {
 	}
 	fix := "set prefix = true in the server block(s) " + strings.Join(unprefixed, ", ") +
 		" so their tools are served as mcp__<server>__<tool>, or disable one of the tools with disabled_tools"
-	return fmt.Sprintf("upstream tool name %q is claimed by %s. Fix: %s.", c.Name, strings.Join(parts, " and by "), fix)
+	kept := ""
+	if c.Kept != nil {
+		kept = fmt.Sprintf(" Until then %s is still served under it, as before; the others are not served.", c.Kept)
+	}
+	return fmt.Sprintf("upstream tool name %q is claimed by %s. Fix: %s.%s", c.Name, strings.Join(parts, " and by "), fix, kept)
 }
 
 // NameError lists every upstream naming conflict of a catalog.
@@ -125,8 +133,11 @@ func validToolName(name string) bool {
 
 // nameTools gives each tool its upstream name. Tools whose name collides
 // or is not allowed are left out and reported in a *NameError; the others
-// are returned in name order.
-func nameTools(tools []*exposure.Tool) (map[string]*exposure.Tool, error) {
+// are returned in name order. served maps the upstream names served so
+// far to their tools' ownerKey (nil before anything was served): of
+// tools colliding on a name, the one that held it keeps it, so a reload
+// or a late server never takes a working tool away from clients.
+func nameTools(tools []*exposure.Tool, served map[string]string) (map[string]*exposure.Tool, error) {
 	claims := map[string][]*exposure.Tool{}
 	for _, t := range tools {
 		n := upstreamName(t)
@@ -152,6 +163,13 @@ func nameTools(tools []*exposure.Tool) (map[string]*exposure.Tool, error) {
 				a, b := c.Owners[i], c.Owners[j]
 				return a.Server < b.Server || a.Server == b.Server && a.Tool < b.Tool
 			})
+			for _, t := range ts {
+				if prev, ok := served[n]; ok && prev == ownerKey(t.Server, t.RawName()) {
+					kept := ownerOf(t)
+					c.Kept = &kept
+					out[n] = t
+				}
+			}
 			conflicts = append(conflicts, c)
 		case !validToolName(n):
 			conflicts = append(conflicts, NameConflict{Name: n, Owners: []Owner{ownerOf(ts[0])}, Invalid: true})
@@ -164,6 +182,11 @@ func nameTools(tools []*exposure.Tool) (map[string]*exposure.Tool, error) {
 	}
 	return out, nil
 }
+
+// ownerKey identifies a tool across catalogs by its server and raw name;
+// model names of unprefixed tools can change when another server's tools
+// arrive.
+func ownerKey(server, raw string) string { return server + "\x00" + raw }
 
 func ownerOf(t *exposure.Tool) Owner {
 	if t.Server == "" || t.Exposure == exposure.Builtin {

@@ -30,6 +30,7 @@ func TestUpstreamNames(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
 		tools     []*exposure.Tool
+		before    map[string]string // served so far: upstream name → ownerKey
 		served    []string
 		conflicts []string // texts that must appear in the error
 	}{
@@ -61,6 +62,19 @@ func TestUpstreamNames(t *testing.T) {
 			conflicts: []string{`tool "mcp__demo__echo" of server "x"`, `tool "echo" of server "demo"`, `server block(s) "x"`},
 		},
 		{
+			name: "a newcomer claiming a served name does not take it",
+			tools: []*exposure.Tool{
+				tool("alpha", "search", "search_1", false), tool("beta", "search", "search_2", false),
+				tool("demo", "echo", "mcp__demo__echo", true),
+			},
+			before: map[string]string{"search": ownerKey("beta", "search"), "mcp__demo__echo": ownerKey("demo", "echo")},
+			served: []string{"mcp__demo__echo", "search"},
+			conflicts: []string{
+				`upstream tool name "search" is claimed by`,
+				`Until then tool "search" of server "beta" (toolgate.hcl:4) is still served under it, as before`,
+			},
+		},
+		{
 			name:      "a raw name MCP does not allow",
 			tools:     []*exposure.Tool{tool("solo", "read/file", "read_file", false)},
 			conflicts: []string{`would be served as "read/file", which MCP does not allow`, `set prefix = true in the server "solo" block, or add "read/file" to its disabled_tools`},
@@ -72,10 +86,13 @@ func TestUpstreamNames(t *testing.T) {
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			named, err := nameTools(tt.tools)
+			named, err := nameTools(tt.tools, tt.before)
 			var got []string
-			for n := range named {
+			for n, tl := range named {
 				got = append(got, n)
+				if prev, ok := tt.before[n]; ok && prev != ownerKey(tl.Server, tl.RawName()) {
+					t.Errorf("%q changed hands: now %s of %s", n, tl.RawName(), tl.Server)
+				}
 			}
 			sort.Strings(got)
 			if diff := cmp.Diff(tt.served, got); diff != "" {
@@ -136,7 +153,7 @@ func TestToolsWithSchemasGoSDKRefusesAreLeftOut(t *testing.T) {
 
 	g := New(Options{Logger: hclog.NewNullLogger()})
 	defer g.Close()
-	p := g.buildPlan(1, tools)
+	p := g.buildPlan(1, tools, nil)
 	var served []string
 	for n := range p.tools {
 		served = append(served, n)

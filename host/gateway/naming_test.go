@@ -4,14 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/gateway"
 )
 
@@ -67,6 +70,42 @@ func TestUpstreamNameConflictsAreConfigErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestANewcomerNeverTakesAServedName: a reload that adds a server whose
+// tools collide with served ones leaves the newcomer out and keeps the
+// working tool, saying so.
+func TestANewcomerNeverTakesAServedName(t *testing.T) {
+	dir := t.TempDir()
+	conflict := make(chan struct{}, 8)
+	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: lineSignal{t, "is still served under it, as before", conflict}})
+	alpha := demoServer(t, "alpha", filepath.Join(dir, "a"), "prefix = false")
+	f := newFixtureWith(t, gateway.Options{Logger: log}, "", alpha)
+	cs := f.connectHTTP(t, nil)
+
+	src := "audit_log = \"audit.jsonl\"\n" + alpha + demoServer(t, "beta", filepath.Join(dir, "b"), "prefix = false")
+	if err := os.WriteFile(f.cfgPath, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := config.Load(f.cfgPath, config.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	f.h.Apply(cfg)
+	select {
+	case <-conflict:
+	case <-time.After(time.Minute):
+		t.Fatal("the gateway never reported the conflict beta brought")
+	}
+	if res := call(t, cs, "echo", map[string]any{"text": "still here"}); res.IsError {
+		t.Fatalf("echo after the reload: %s", text(res))
+	}
+	if calls := serverCalls(t, filepath.Join(dir, "a")); !slices.Equal(calls, []string{"echo"}) {
+		t.Errorf("alpha received %v, want the echo", calls)
+	}
+	if calls := serverCalls(t, filepath.Join(dir, "b")); len(calls) > 0 {
+		t.Errorf("beta received %v", calls)
 	}
 }
 

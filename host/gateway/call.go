@@ -41,14 +41,17 @@ type call struct {
 	tool   *servedTool
 	ss     *mcp.ServerSession
 	modern bool // the client speaks 2026-07-28: input goes through rounds
-	token  any  // the client's progress token; nil = no progress wanted
 	// stopped is the Done channel of the call's context.
 	stopped <-chan struct{}
 	cancel  context.CancelFunc
 	wake    chan struct{} // capacity 1: something was queued for the client
 	done    chan struct{} // closed once result is set
 
-	mu        sync.Mutex
+	mu sync.Mutex
+	// token is the progress token of the request serving the call now;
+	// nil = no progress wanted. Each round of a 2026-07-28 client is a
+	// request of its own, with its own token.
+	token     any
 	finished  bool
 	result    *mcp.CallToolResult
 	err       error
@@ -109,7 +112,8 @@ func (s *session) start(ctx context.Context, req *mcp.CallToolRequest, step *exp
 		// Clients send "arguments": null for "no arguments".
 		cr.Arguments = nil
 	}
-	if c.token != nil {
+	if c.token != nil || c.modern {
+		// A 2026-07-28 client may ask for progress in a later round.
 		cr.OnProgress = c.queueProgress
 	}
 	go c.run(callCtx, step, cr)
@@ -188,10 +192,9 @@ func (c *call) poke() {
 }
 
 // queueProgress runs on the downstream connection's read path, so it
-// only queues; the round sends.
+// only queues; the round sends, under its own request's token.
 func (c *call) queueProgress(p *mcp.ProgressNotificationParams) {
 	fwd := *p
-	fwd.ProgressToken = c.token
 	c.mu.Lock()
 	c.progress = append(c.progress, &fwd)
 	c.mu.Unlock()
@@ -241,9 +244,12 @@ func (c *call) abort() {
 }
 
 // answer hands a 2026-07-28 client's responses to the questions of the
-// last round. A question left unanswered counts as cancelled.
-func (c *call) answer(responses mcp.InputResponseMap) {
+// last round; what the call reports from now on goes to the retry
+// request, under its progress token. A question left unanswered counts
+// as cancelled.
+func (c *call) answer(responses mcp.InputResponseMap, token any) {
 	c.mu.Lock()
+	c.token = token
 	asked := c.asked
 	c.asked = nil
 	if c.abandon != nil {
@@ -300,10 +306,14 @@ func (c *call) flush(ctx context.Context, asking *sync.WaitGroup) *mcp.CallToolR
 	c.mu.Lock()
 	progress, logs, inputs := c.progress, c.logs, c.inputs
 	c.progress, c.logs, c.inputs = nil, nil, nil
-	finished := c.finished
+	finished, token := c.finished, c.token
 	c.mu.Unlock()
 
 	for _, p := range progress {
+		if token == nil {
+			break // this round's request asked for no progress
+		}
+		p.ProgressToken = token
 		if err := c.ss.NotifyProgress(ctx, p); err != nil {
 			c.s.log.Debug("forwarding progress failed", "tool", c.tool.name, "error", err)
 		}

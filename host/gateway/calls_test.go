@@ -119,6 +119,49 @@ func TestProgressReachesTheCallerWithItsToken(t *testing.T) {
 	}
 }
 
+// TestProgressFollowsTheRetry: a 2026-07-28 client asked for approval
+// comes back with a new request and a new progress token; what the call
+// reports afterwards belongs to that request.
+func TestProgressFollowsTheRetry(t *testing.T) {
+	f := newFixture(t, "", demoServer(t, "demo", t.TempDir()+"/calls", "tool \"progress\" {\n    approval_mode = \"prompt\"\n  }"))
+	progress := make(chan *mcp.ProgressNotificationParams, 16)
+	cs := f.connectStdio(t, &mcp.ClientOptions{
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}, // rounds by hand
+		Capabilities:   &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			progress <- r.Params
+		},
+	})
+	first := &mcp.CallToolParams{Name: "mcp__demo__progress", Arguments: map[string]any{"steps": 3}}
+	first.SetProgressToken("round-1")
+	res, err := cs.CallTool(t.Context(), first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.NeedsInput() {
+		t.Fatalf("the call was not held for approval: %v", text(res))
+	}
+	answers := mcp.InputResponseMap{}
+	for key := range res.InputRequests {
+		answers[key] = &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow"}}
+	}
+	retry := &mcp.CallToolParams{Name: first.Name, Arguments: first.Arguments, InputResponses: answers, RequestState: res.RequestState}
+	retry.SetProgressToken("round-2")
+	if res, err = cs.CallTool(t.Context(), retry); err != nil || res.IsError {
+		t.Fatalf("the retry: %v %v", err, text(res))
+	}
+	for i := 1; i <= 3; i++ {
+		select {
+		case n := <-progress:
+			if n.ProgressToken != "round-2" {
+				t.Errorf("notification %d went to token %v, want the retry's round-2", i, n.ProgressToken)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("got %d of 3 progress notifications", i-1)
+		}
+	}
+}
+
 func TestCancellingTheUpstreamRequestCancelsTheDownstreamCall(t *testing.T) {
 	for _, p := range protocols {
 		t.Run(p.name, func(t *testing.T) {

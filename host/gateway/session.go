@@ -244,7 +244,7 @@ func (s *session) resume(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 			"unknown requestState %q for tool %q: the call it belonged to ended, or waited longer than toolgate allows; call the tool again",
 			state, req.Params.Name)}
 	}
-	c.answer(req.Params.InputResponses)
+	c.answer(req.Params.InputResponses, req.Params.GetProgressToken())
 	return c.round(ctx)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -158,6 +159,54 @@ func TestProgressFollowsTheRetry(t *testing.T) {
 			}
 		case <-time.After(time.Minute):
 			t.Fatalf("got %d of 3 progress notifications", i-1)
+		}
+	}
+}
+
+// TestCallLogMessagesReachOnlyTheirCaller: a log message a server sends
+// while serving one client's call goes to that client, never to another
+// session, even though the server's result follows it at once.
+func TestCallLogMessagesReachOnlyTheirCaller(t *testing.T) {
+	f := newFixture(t, "", demoServer(t, "demo", t.TempDir()+"/calls", "", "--log-messages"))
+	const sentinel = "no call is running"
+	connect := func() (*mcp.ClientSession, chan string) {
+		got := make(chan string, 64)
+		cs := f.connectHTTP(t, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+			got <- fmt.Sprint(r.Params.Data)
+		}})
+		if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			t.Fatal(err)
+		}
+		return cs, got
+	}
+	a, toA := connect()
+	_, toB := connect()
+	const calls = 20
+	for i := range calls {
+		call(t, a, "mcp__demo__echo", map[string]any{"text": fmt.Sprint("a-", i)})
+	}
+	for i := range calls {
+		select {
+		case m := <-toA:
+			if !strings.Contains(m, "echo") {
+				t.Errorf("a got %q", m)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("a got %d of its %d calls' log messages", i, calls)
+		}
+	}
+	// A message outside any call goes to every session, after whatever
+	// was queued for it before.
+	f.gw.ForwardLog(t.Context(), "demo", &mcp.LoggingMessageParams{Level: "info", Data: sentinel})
+	for {
+		select {
+		case m := <-toB:
+			if m == sentinel {
+				return
+			}
+			t.Errorf("b got a log message of a's calls: %q", m)
+		case <-time.After(time.Minute):
+			t.Fatal("b never got the message sent to every session")
 		}
 	}
 }

@@ -41,7 +41,9 @@ type Options struct {
 	ClientInfo *mcp.Implementation
 	// Elicit answers server-initiated elicitations; nil declines them.
 	Elicit func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
-	// ServerLog receives notifications/message from servers; nil logs them.
+	// ServerLog receives notifications/message from servers, each before
+	// the results its server sent after it. It runs on the server
+	// connection's read path and must not block; nil logs them.
 	ServerLog func(ctx context.Context, server string, p *mcp.LoggingMessageParams)
 	// NameLimit bounds flat model names; 0 means the config default (64).
 	NameLimit int

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -47,8 +46,8 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParams, opts 
 		p.Meta = cloneMeta(p.Meta)
 	}
 	if opts.OnProgress != nil {
-		token := c.progress.register(opts.OnProgress)
-		defer c.progress.unregister(token)
+		token := c.router.register(opts.OnProgress)
+		defer c.router.unregister(token)
 		p.SetProgressToken(token)
 	}
 	if opts.Timeout > 0 {
@@ -88,30 +87,6 @@ func cloneMeta(m mcp.Meta) mcp.Meta {
 		out[k] = v
 	}
 	return out
-}
-
-// progressRouter maps progress tokens of in-flight calls to their callbacks.
-type progressRouter struct {
-	next atomic.Uint64
-	m    sync.Map // token string → func(*mcp.ProgressNotificationParams)
-}
-
-func (r *progressRouter) register(f func(*mcp.ProgressNotificationParams)) string {
-	token := "toolgate-" + strconv.FormatUint(r.next.Add(1), 10)
-	r.m.Store(token, f)
-	return token
-}
-
-func (r *progressRouter) unregister(token string) { r.m.Delete(token) }
-
-func (r *progressRouter) deliver(p *mcp.ProgressNotificationParams) {
-	token, ok := p.ProgressToken.(string)
-	if !ok {
-		return
-	}
-	if f, ok := r.m.Load(token); ok {
-		f.(func(*mcp.ProgressNotificationParams))(p)
-	}
 }
 
 // pauseGroup runs the active-time timers of one client's calls and stops

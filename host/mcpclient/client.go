@@ -74,8 +74,10 @@ type Handlers struct {
 	// Elicit answers a server-initiated elicitation/create. nil declines
 	// every request. While it runs, tool-call timeouts of this client pause.
 	Elicit func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
-	// Log receives notifications/message from the server. nil logs them
-	// under the client's logger.
+	// Log receives notifications/message from the server, each before
+	// any result the server sent after it. It runs on the connection's
+	// read path: it must not block. nil logs them under the client's
+	// logger.
 	Log func(ctx context.Context, p *mcp.LoggingMessageParams)
 }
 
@@ -119,11 +121,11 @@ type Options struct {
 // Client is the host's client for one server. Build it with New, then call
 // Connect once.
 type Client struct {
-	name     string
-	opts     Options
-	log      hclog.Logger
-	progress progressRouter
-	pause    pauseGroup
+	name   string
+	opts   Options
+	log    hclog.Logger
+	router readRouter
+	pause  pauseGroup
 
 	// recovering is a one-permit semaphore: concurrent callers that hit
 	// an expired session share one re-initialization.
@@ -164,13 +166,25 @@ func New(opts Options) (*Client, error) {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	return &Client{
+	c := &Client{
 		name:       opts.Name,
 		opts:       opts,
 		log:        log,
 		done:       make(chan struct{}),
 		recovering: make(chan struct{}, 1),
-	}, nil
+	}
+	c.router.log = c.serverLog
+	return c, nil
+}
+
+// serverLog receives the server's notifications/message, on the read
+// path (see readRouter).
+func (c *Client) serverLog(p *mcp.LoggingMessageParams) {
+	if f := c.opts.Handlers.Log; f != nil {
+		f(context.Background(), p)
+		return
+	}
+	c.log.Named("server").Info("log message", "level", p.Level, "logger", p.Logger, "data", p.Data)
 }
 
 // Version is the host version reported in clientInfo. The CLI overrides
@@ -307,7 +321,7 @@ func (c *Client) connect(ctx context.Context, version string) error {
 			defer c.wg.Done()
 			pumpStderr(proc.Stderr(), tail, c.log.Named("stderr"), secrets)
 		}()
-		transport = &stdioTransport{rwc: proc, router: &c.progress, secrets: secrets}
+		transport = &stdioTransport{rwc: proc, router: &c.router, secrets: secrets}
 	} else {
 		transport, _ = c.httpTransport()
 	}
@@ -375,13 +389,8 @@ func (c *Client) clientOptions() *mcp.ClientOptions {
 				f()
 			}
 		},
-		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
-			if f := c.opts.Handlers.Log; f != nil {
-				f(ctx, req.Params)
-				return
-			}
-			c.log.Named("server").Info("log message", "level", req.Params.Level, "logger", req.Params.Logger, "data", req.Params.Data)
-		},
+		// No LoggingMessageHandler: log messages are delivered where they
+		// are read, in order with results (readRouter).
 	}
 	return o
 }

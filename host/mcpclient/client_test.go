@@ -382,32 +382,53 @@ func TestProgressOverHTTPArrivesBeforeTheResult(t *testing.T) {
 	}
 }
 
-func TestServerLogMessagesAreRequestedAndDelivered(t *testing.T) {
+// TestServerLogMessagesArriveBeforeTheResult: the host asks for log
+// messages (logging/setLevel), and one the server sends during a call is
+// handed over before the call returns, so the gateway still knows whose
+// call it belongs to.
+func TestServerLogMessagesArriveBeforeTheResult(t *testing.T) {
 	env, _ := launch.BuildEnv(os.LookupEnv, nil, nil, false)
-	got := make(chan *mcp.LoggingMessageParams, 4)
-	c, err := New(Options{Name: "demo", Stdio: &Stdio{
-		Launcher: launch.NewLocal(launch.LocalOptions{}),
-		Spec:     launch.Spec{Server: "demo", Command: testbin.Path(t, "mcp-demo"), Args: []string{"--log-messages"}, Env: env, Dir: t.TempDir()},
-	}, Handlers: Handlers{Log: func(_ context.Context, p *mcp.LoggingMessageParams) { got <- p }}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	if err := c.Connect(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}, CallOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	select {
-	case p := <-got:
-		if p.Level != "info" {
-			t.Errorf("level = %q", p.Level)
-		}
-	case <-ctx.Done():
-		t.Fatal("the server's log message never arrived: the host must ask for it with logging/setLevel")
+	spec := launch.Spec{Server: "demo", Command: testbin.Path(t, "mcp-demo"), Args: []string{"--log-messages"}, Env: env, Dir: t.TempDir()}
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			got := make(chan *mcp.LoggingMessageParams, 4)
+			opts := Options{Name: "demo", Handlers: Handlers{Log: func(_ context.Context, p *mcp.LoggingMessageParams) { got <- p }}}
+			if transport == "stdio" {
+				opts.Stdio = &Stdio{Launcher: launch.NewLocal(launch.LocalOptions{}), Spec: spec}
+			} else {
+				web := spec
+				web.Args = append(web.Args, "--http", "127.0.0.1:0")
+				p, err := launch.NewLocal(launch.LocalOptions{}).Launch(t.Context(), web)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = p.Kill(); _ = p.Wait(context.Background()) })
+				url, err := procwatch.WaitLine(t.Context(), p.Stderr(), regexp.MustCompile(`listening on (http://\S+)`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				opts.HTTP = &HTTP{URL: url}
+			}
+			c, err := New(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = c.Close() })
+			if err := c.Connect(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}, CallOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case p := <-got:
+				if p.Level != "info" {
+					t.Errorf("level = %q", p.Level)
+				}
+			default:
+				t.Fatal("the server's log message had not arrived when the call returned")
+			}
+		})
 	}
 }
 

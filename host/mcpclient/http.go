@@ -72,11 +72,11 @@ func (c *Client) httpTransport() (mcp.Transport, *headerTransport) {
 		base = h.Client.Transport
 	}
 	t := &headerTransport{
-		base:     base,
-		header:   h.Header,
-		progress: &c.progress,
-		delays:   h.Retry.delays(),
-		log:      c.log.Named("http"),
+		base:   base,
+		header: h.Header,
+		router: &c.router,
+		delays: h.Retry.delays(),
+		log:    c.log.Named("http"),
 	}
 	var handler auth.OAuthHandler
 	if h.OAuth != nil {
@@ -111,11 +111,11 @@ func (c *Client) httpTransport() (mcp.Transport, *headerTransport) {
 // GET (the server's event stream) and DELETE pass through unchanged:
 // go-sdk already handles every answer to those.
 type headerTransport struct {
-	base     http.RoundTripper
-	header   http.Header
-	progress *progressRouter
-	delays   []time.Duration
-	log      hclog.Logger
+	base   http.RoundTripper
+	header http.Header
+	router *readRouter
+	delays []time.Duration
+	log    hclog.Logger
 	// oauth: 401 and 403 go to go-sdk's OAuth hook as responses, once
 	// per request (see oauthAdapter).
 	oauth bool
@@ -136,7 +136,7 @@ func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Method != http.MethodPost {
 		resp, err := t.base.RoundTrip(r)
 		if err == nil {
-			t.sniffProgress(resp)
+			t.routeEvents(resp)
 		}
 		return resp, err
 	}
@@ -238,13 +238,17 @@ func (t *headerTransport) classify(r *http.Request, body []byte, msg message, re
 	}
 	switch mediaType(resp) {
 	case "text/event-stream":
-		t.sniffProgress(resp)
+		t.routeEvents(resp)
 		return resp, nil
 	case "application/json":
 		buf, ok := readBounded(resp, maxBufferedBody)
 		restoreBody(resp, buf, ok)
 		if ok && !json.Valid(buf) {
 			return nil, t.httpError(r, resp, problemInvalidJSON, attempts)
+		}
+		if ok && t.router != nil && bytes.HasPrefix(bytes.TrimSpace(buf), []byte("[")) {
+			// A batch answer (before 2025-06-18) may carry notifications.
+			t.router.routeData(buf)
 		}
 		// A body too large to check here goes to go-sdk's decoder as is.
 		return resp, nil
@@ -263,9 +267,10 @@ func (t *headerTransport) httpError(r *http.Request, resp *http.Response, proble
 	}
 }
 
-func (t *headerTransport) sniffProgress(resp *http.Response) {
-	if t.progress != nil && mediaType(resp) == "text/event-stream" {
-		resp.Body = &sseProgress{body: resp.Body, router: t.progress}
+// routeEvents has resp's event stream routed as go-sdk reads it.
+func (t *headerTransport) routeEvents(resp *http.Response) {
+	if t.router != nil && mediaType(resp) == "text/event-stream" {
+		resp.Body = &sseRouter{body: resp.Body, router: t.router}
 	}
 }
 

@@ -4,62 +4,115 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Progress notifications are delivered to the call's callback where the
-// bytes are read, not by go-sdk's notification handler. go-sdk hands
+// Progress notifications and log messages are delivered where the bytes
+// are read, not by go-sdk's notification handlers. go-sdk hands
 // notifications to a handler queue but retires responses at once, so a
-// progress notification the server sent before its result can otherwise
-// reach the caller after the result — too late to forward to anyone.
+// notification the server sent before its result can otherwise reach
+// the host after the result: progress too late to forward to anyone, and
+// a log message after its call has ended, when the gateway can no longer
+// tell whose call it belonged to.
 //
 // On stdio our own connection reads them (stdioConn); on Streamable HTTP
-// the response body is watched (sseProgress): go-sdk type-asserts its HTTP
+// the event streams are watched (sseRouter): go-sdk type-asserts its HTTP
 // connection for session handling, so that one must stay go-sdk's.
 
-// deliverMessage routes one encoded JSON-RPC message if it is a progress
-// notification.
-func (r *progressRouter) deliverMessage(data []byte) {
+// readRouter routes the notifications whose order against results
+// matters, on the connection's read path.
+type readRouter struct {
+	// log receives notifications/message. It is set once, before the
+	// connection reads, and must not block.
+	log func(*mcp.LoggingMessageParams)
+
+	next atomic.Uint64
+	m    sync.Map // progress token string → func(*mcp.ProgressNotificationParams)
+}
+
+// register routes the progress notifications of one call to f under the
+// token it returns.
+func (r *readRouter) register(f func(*mcp.ProgressNotificationParams)) string {
+	token := "toolgate-" + strconv.FormatUint(r.next.Add(1), 10)
+	r.m.Store(token, f)
+	return token
+}
+
+func (r *readRouter) unregister(token string) { r.m.Delete(token) }
+
+// routeData routes one encoded JSON-RPC message, or each message of a
+// batch.
+func (r *readRouter) routeData(data []byte) {
+	data = bytes.TrimSpace(data)
+	if len(data) > 0 && data[0] == '[' {
+		var batch []json.RawMessage
+		if json.Unmarshal(data, &batch) == nil {
+			for _, raw := range batch {
+				r.routeData(raw)
+			}
+		}
+		return
+	}
 	if msg, err := jsonrpc.DecodeMessage(data); err == nil {
-		r.deliverIfProgress(msg)
+		r.route(msg)
 	}
 }
 
-// deliverIfProgress routes msg if it is a progress notification.
-func (r *progressRouter) deliverIfProgress(msg jsonrpc.Message) {
-	if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() && req.Method == "notifications/progress" {
+// route delivers msg if it is a progress notification or a log message.
+func (r *readRouter) route(msg jsonrpc.Message) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.IsCall() {
+		return
+	}
+	switch req.Method {
+	case "notifications/progress":
 		var p mcp.ProgressNotificationParams
-		if json.Unmarshal(req.Params, &p) == nil {
-			r.deliver(&p)
+		if json.Unmarshal(req.Params, &p) != nil {
+			return
+		}
+		token, ok := p.ProgressToken.(string)
+		if !ok {
+			return
+		}
+		if f, ok := r.m.Load(token); ok {
+			f.(func(*mcp.ProgressNotificationParams))(&p)
+		}
+	case "notifications/message":
+		var p mcp.LoggingMessageParams
+		if r.log != nil && json.Unmarshal(req.Params, &p) == nil {
+			r.log(&p)
 		}
 	}
 }
 
-// sseProgress watches an event-stream body as go-sdk reads it and routes
-// progress notifications when their event is complete, which is before
-// go-sdk can read any later event (the result).
-type sseProgress struct {
+// sseRouter watches an event-stream body as go-sdk reads it and routes
+// each event when it is complete, which is before go-sdk can read any
+// later event (the result).
+type sseRouter struct {
 	body   io.ReadCloser
-	router *progressRouter
+	router *readRouter
 	line   []byte // the current incomplete line
 	data   []byte // data: lines of the current event
 }
 
-func (s *sseProgress) Read(p []byte) (int, error) {
+func (s *sseRouter) Read(p []byte) (int, error) {
 	n, err := s.body.Read(p)
 	s.scan(p[:n])
 	return n, err
 }
 
-func (s *sseProgress) Close() error { return s.body.Close() }
+func (s *sseRouter) Close() error { return s.body.Close() }
 
 // maxSSEEvent bounds what is buffered for sniffing; larger events are
-// results, never progress notifications.
+// results, never the notifications routed here.
 const maxSSEEvent = 64 << 10
 
-func (s *sseProgress) scan(b []byte) {
+func (s *sseRouter) scan(b []byte) {
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
@@ -75,8 +128,8 @@ func (s *sseProgress) scan(b []byte) {
 		line := bytes.TrimSuffix(s.line, []byte("\r"))
 		switch {
 		case len(line) == 0: // end of event
-			if len(s.data) > 0 && bytes.Contains(s.data, []byte("notifications/progress")) {
-				s.router.deliverMessage(s.data)
+			if len(s.data) > 0 && (bytes.Contains(s.data, []byte("notifications/progress")) || bytes.Contains(s.data, []byte("notifications/message"))) {
+				s.router.routeData(s.data)
 			}
 			s.data = s.data[:0]
 		case bytes.HasPrefix(line, []byte("data:")):

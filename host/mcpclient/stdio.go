@@ -27,8 +27,8 @@ const maxStdioMessage = mcp.DefaultMaxLineLength
 // channel to the reader of the connection — one extra goroutine hand-off
 // per message, which on a small machine is most of a call's latency. A
 // launch.Process unblocks its Read when closed, so the connection reads
-// on its caller's goroutine. It also delivers progress notifications in
-// order (see progressRouter).
+// on its caller's goroutine. It also delivers progress notifications and
+// log messages in order with results (see readRouter).
 //
 // One difference from go-sdk's connection: calls a server sends in a
 // JSON-RPC batch (allowed before protocol 2025-06-18) are answered one
@@ -37,7 +37,7 @@ const maxStdioMessage = mcp.DefaultMaxLineLength
 // calling their client in batches are not seen in practice.
 type stdioTransport struct {
 	rwc    io.ReadWriteCloser
-	router *progressRouter
+	router *readRouter
 	// secrets are values quoted errors must not show (the server's
 	// credential-named environment variables).
 	secrets []string
@@ -55,7 +55,7 @@ func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 type stdioConn struct {
 	rwc     io.ReadWriteCloser
 	r       *bufio.Reader
-	router  *progressRouter
+	router  *readRouter
 	secrets []string
 	queue   []jsonrpc.Message // the rest of a batch; read side only
 
@@ -97,7 +97,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if err != nil {
 			return nil, c.notJSONRPC(line)
 		}
-		c.router.deliverIfProgress(msg)
+		c.router.route(msg)
 		return msg, nil
 	}
 }
@@ -193,7 +193,7 @@ func (c *stdioConn) readBatch(line []byte) (jsonrpc.Message, error) {
 			return nil, fmt.Errorf("reading a batch from the server: element %q is %s",
 				linePreview(raw, c.secrets), whatIsWrong(raw))
 		}
-		c.router.deliverIfProgress(msg)
+		c.router.route(msg)
 		c.queue = append(c.queue, msg)
 	}
 	msg := c.queue[0]

@@ -45,7 +45,7 @@ func (b *bufferRWC) Close() error {
 	return nil
 }
 
-func dialStdio(t *testing.T, serverOutput string, router *progressRouter) (*stdioConn, *bufferRWC) {
+func dialStdio(t *testing.T, serverOutput string, router *readRouter) (*stdioConn, *bufferRWC) {
 	t.Helper()
 	rwc := &bufferRWC{in: strings.NewReader(serverOutput)}
 	conn, err := (&stdioTransport{rwc: rwc, router: router, secrets: []string{"s3cr3t-from-env"}}).Connect(t.Context())
@@ -75,7 +75,7 @@ func TestStdioFraming(t *testing.T) {
 		`[{"jsonrpc":"2.0","id":2,"result":{}},{"jsonrpc":"2.0","method":"notifications/message","params":{}}]` + "\n" +
 		`{"jsonrpc":"2.0","id":3,"result":{"text":"` + long + `"}}` + "\n" +
 		`{"jsonrpc":"2.0","id":4,"result":{}}` // the last one may lack its newline
-	conn, _ := dialStdio(t, output, &progressRouter{})
+	conn, _ := dialStdio(t, output, &readRouter{})
 	msgs, err := readAll(conn)
 	if err != io.EOF {
 		t.Fatalf("stream ended with %v, want io.EOF", err)
@@ -123,7 +123,7 @@ func TestStdioRejectsBrokenOutput(t *testing.T) {
 		"too long":                       {`{"jsonrpc":"2.0","id":1,"result":"` + strings.Repeat("y", maxStdioMessage+1) + `"}` + "\n", []string{"exceeds"}, nil},
 	} {
 		t.Run(name, func(t *testing.T) {
-			conn, _ := dialStdio(t, tc.output, &progressRouter{})
+			conn, _ := dialStdio(t, tc.output, &readRouter{})
 			_, err := readAll(conn)
 			if err == nil || err == io.EOF {
 				t.Fatalf("error = %v, want a reading error", err)
@@ -147,7 +147,7 @@ func TestStdioRejectsBrokenOutput(t *testing.T) {
 func TestStdioReadsAMessageOfExactlyTheLimit(t *testing.T) {
 	head, tail := `{"jsonrpc":"2.0","id":1,"result":"`, `"}`
 	msg := head + strings.Repeat("z", maxStdioMessage-len(head)-len(tail)) + tail
-	conn, _ := dialStdio(t, msg+"\r\n", &progressRouter{})
+	conn, _ := dialStdio(t, msg+"\r\n", &readRouter{})
 	if _, err := conn.Read(t.Context()); err != nil {
 		t.Fatalf("a %d-byte message: %v", len(msg), err)
 	}
@@ -156,7 +156,7 @@ func TestStdioReadsAMessageOfExactlyTheLimit(t *testing.T) {
 // A progress notification reaches its caller while it is read — before the
 // result that follows it can be handed to anyone.
 func TestStdioDeliversProgressBeforeTheNextMessage(t *testing.T) {
-	router := &progressRouter{}
+	router := &readRouter{}
 	var seen []float64
 	token := router.register(func(p *mcp.ProgressNotificationParams) { seen = append(seen, p.Progress) })
 	output := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"` + token + `","progress":1}}` + "\n" +
@@ -177,7 +177,7 @@ func TestStdioDeliversProgressBeforeTheNextMessage(t *testing.T) {
 }
 
 func TestStdioWritesWholeLinesConcurrently(t *testing.T) {
-	conn, rwc := dialStdio(t, "", &progressRouter{})
+	conn, rwc := dialStdio(t, "", &readRouter{})
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
@@ -223,7 +223,7 @@ func (p *pipeRWC) Close() error {
 func TestStdioCloseEndsAPendingReadOnce(t *testing.T) {
 	r, w := io.Pipe()
 	rwc := &pipeRWC{r: r, w: w}
-	conn, err := (&stdioTransport{rwc: rwc, router: &progressRouter{}}).Connect(t.Context())
+	conn, err := (&stdioTransport{rwc: rwc, router: &readRouter{}}).Connect(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestStdioCloseEndsAPendingReadOnce(t *testing.T) {
 	// A Read blocked on a silent server returns when the connection closes.
 	r, w = io.Pipe()
 	rwc = &pipeRWC{r: r, w: w}
-	conn, _ = (&stdioTransport{rwc: rwc, router: &progressRouter{}}).Connect(t.Context())
+	conn, _ = (&stdioTransport{rwc: rwc, router: &readRouter{}}).Connect(t.Context())
 	done := make(chan error, 1)
 	go func() {
 		_, err := conn.Read(context.Background())

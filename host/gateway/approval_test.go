@@ -1,7 +1,10 @@
 package gateway_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -11,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/gateway"
 )
 
@@ -186,4 +190,55 @@ func TestClientWithoutElicitationGetsADenialThatSaysHowToApprove(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAClientOfferingANewerVersionIsAskedTheHandshakeWay: the initialize
+// handshake negotiates at most 2025-11-25, so a client that offered
+// 2026-07-28 there is asked with elicitation/create in the call, never
+// sent an input-required result.
+func TestAClientOfferingANewerVersionIsAskedTheHandshakeWay(t *testing.T) {
+	f := newFixture(t, "")
+	url := f.httpServer(t, config.Serve{}, nil).URL + gateway.Path
+	resp, body := send(t, url, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2026-07-28",`+
+		`"capabilities":{"elicitation":{"form":{}}},"clientInfo":{"name":"curl","version":"1"}}}`, nil)
+	if !strings.Contains(body, `"protocolVersion":"2025-11-25"`) {
+		t.Fatalf("initialize answered %s", body)
+	}
+	session := map[string]string{"Mcp-Session-Id": resp.Header.Get("Mcp-Session-Id"), "Mcp-Protocol-Version": "2025-11-25"}
+	send(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, session)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel() // abandons the call once its first message is read
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+gated+`","arguments":{"ms":1}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range session {
+		req.Header.Set(k, v)
+	}
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	call, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer call.Body.Close()
+	sc := bufio.NewScanner(call.Body)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var msg struct {
+			Method string `json:"method"`
+		}
+		if err := json.Unmarshal([]byte(data), &msg); err != nil || msg.Method != "elicitation/create" {
+			t.Errorf("the first message of the call is not an elicitation/create request: %s", data)
+		}
+		return
+	}
+	t.Fatalf("the call's stream ended without a message: %v", sc.Err())
 }

@@ -407,7 +407,7 @@ func instructions(step *exposure.Step) string {
 }
 
 func (g *Gateway) newServer(id string, step *exposure.Step) *mcp.Server {
-	return mcp.NewServer(g.impl, &mcp.ServerOptions{
+	s := mcp.NewServer(g.impl, &mcp.ServerOptions{
 		Instructions: instructions(step),
 		Logger:       slogbridge.New(g.log.Named("sdk")),
 		Capabilities: &mcp.ServerCapabilities{
@@ -416,4 +416,32 @@ func (g *Gateway) newServer(id string, step *exposure.Step) *mcp.Server {
 		},
 		GetSessionID: func() string { return id },
 	})
+	s.AddReceivingMiddleware(recordNegotiatedVersion)
+	return s
+}
+
+// handshakeVersion is the newest version the initialize handshake can
+// negotiate: later versions are negotiated with server/discover.
+var handshakeVersion = func() string {
+	for _, v := range mcp.SupportedProtocolVersions() { // newest first
+		if v < mcpclient.ModernVersion {
+			return v
+		}
+	}
+	return mcpclient.LegacyVersion
+}()
+
+// recordNegotiatedVersion makes an initialize request that asks for
+// 2026-07-28 or later record the version it will get instead. The
+// handshake never negotiates those (go-sdk answers handshakeVersion), but
+// go-sdk and speaksRounds read the session's protocol from its
+// InitializeParams: a client that offered a newer version would be sent
+// input-required results it cannot read, and no elicitation/create.
+func recordNegotiatedVersion(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if r, ok := req.(*mcp.ServerRequest[*mcp.InitializeParams]); ok && r.Params != nil && r.Params.ProtocolVersion > handshakeVersion {
+			r.Params.ProtocolVersion = handshakeVersion
+		}
+		return next(ctx, method, req)
+	}
 }

@@ -11,22 +11,33 @@ var goPluginLifecycle = map[string]bool{
 	"plugin failed to exit gracefully": true,
 }
 
-// quietLifecycle is the logger handed to go-plugin: it demotes
-// goPluginLifecycle messages to Debug and passes everything else — the
-// plugin's own log lines among it — through at its level.
+// quietLifecycle is the logger handed to go-plugin, which re-emits the
+// plugin's own log lines through it. It demotes goPluginLifecycle
+// messages to Debug, passes everything else through at its level, and
+// drops the "@module" a plugin's JSON line carries: the host's logger
+// already names the plugin (plugin.<block>.<binary>), and in JSON output
+// the plugin's module would replace that name.
 type quietLifecycle struct{ hclog.Logger }
 
-func (l quietLifecycle) level(level hclog.Level, msg string) hclog.Level {
-	if level > hclog.Debug && goPluginLifecycle[msg] {
-		return hclog.Debug
-	}
-	return level
-}
-
 func (l quietLifecycle) Log(level hclog.Level, msg string, args ...any) {
-	l.Logger.Log(l.level(level, msg), msg, args...)
+	if level > hclog.Debug && goPluginLifecycle[msg] {
+		level = hclog.Debug
+	}
+	l.Logger.Log(level, msg, withoutModule(args)...)
 }
 
+// withoutModule returns args without an "@module" key and its value.
+func withoutModule(args []any) []any {
+	for i := 0; i+1 < len(args); i += 2 {
+		if k, ok := args[i].(string); ok && k == "@module" {
+			return append(append(make([]any, 0, len(args)-2), args[:i]...), args[i+2:]...)
+		}
+	}
+	return args
+}
+
+func (l quietLifecycle) Trace(msg string, args ...any) { l.Log(hclog.Trace, msg, args...) }
+func (l quietLifecycle) Debug(msg string, args ...any) { l.Log(hclog.Debug, msg, args...) }
 func (l quietLifecycle) Info(msg string, args ...any)  { l.Log(hclog.Info, msg, args...) }
 func (l quietLifecycle) Warn(msg string, args ...any)  { l.Log(hclog.Warn, msg, args...) }
 func (l quietLifecycle) Error(msg string, args ...any) { l.Log(hclog.Error, msg, args...) }

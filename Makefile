@@ -9,6 +9,8 @@ GO          ?= go
 BIN         := $(CURDIR)/bin
 MODULE      := github.com/toolgate/toolgate
 INTEROP     := testplugins/interop
+# Where make run serves: make run ADDR=127.0.0.1:9000 when 8931 is taken.
+ADDR        ?= 127.0.0.1:8931
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS     := -X $(MODULE)/host/mcpclient.Version=$(VERSION)
 # Tests run with the race detector, always. TEST_TIMEOUT bounds one package.
@@ -85,9 +87,9 @@ check: proto ## gofmt, go vet, the sdk/ import boundary, generated code up to da
 	@echo "check: ok"
 
 .PHONY: run
-run: build ## the main job: serve every tool of config.hcl.example to MCP clients at http://127.0.0.1:8931/mcp (Ctrl-C stops)
+run: build ## the main job: serve every tool of config.hcl.example to MCP clients at http://$(ADDR)/mcp (Ctrl-C stops)
 	@# toolgate prints where to connect and a client one-liner once its servers are up.
-	exec $(BIN)/toolgate serve --http 127.0.0.1:8931 --config config.hcl.example
+	exec $(BIN)/toolgate serve --http $(ADDR) --config config.hcl.example
 
 .PHONY: clean
 clean: ## remove build outputs

@@ -140,7 +140,7 @@ Ctrl-C stops toolgate and every server it started.`,
 					"-d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"curl\",\"version\":\"1\"}}}'\n",
 					url, endpoint.TokenEnvVar)
 			} else {
-				fmt.Fprintf(g.io.Err, "  try it: npx @modelcontextprotocol/inspector --cli %s --method tools/list\n", url)
+				fmt.Fprintf(g.io.Err, "  try it: npx -y @modelcontextprotocol/inspector --cli %s --method tools/list\n", url)
 			}
 			fmt.Fprintln(g.io.Err, "  stop with Ctrl-C")
 			if err := gw.ServeHTTP(ctx, ln, endpoint); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/host/manager"
 	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testbin"
 )
@@ -295,6 +296,34 @@ func TestServerElicitationsReachTheUpstreamClient(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestToolsOfADownServerAnswerThatItIsDown: once a crashed server's
+// tools are withdrawn (list_changed), calling one by name is a tool error
+// that says the server is down, not "unknown tool".
+func TestToolsOfADownServerAnswerThatItIsDown(t *testing.T) {
+	f := newFixtureWith(t, fixtureOptions{restart: manager.RestartPolicy{Disabled: true}}, "",
+		demoServer(t, "demo", t.TempDir()+"/calls", "", "--crash-after", "1"))
+	changed := make(chan struct{}, 8)
+	cs := f.connectHTTP(t, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		changed <- struct{}{}
+	}})
+	call(t, cs, "mcp__demo__echo", map[string]any{"text": "last words"}) // then it exits
+	select {
+	case <-changed:
+	case <-time.After(time.Minute):
+		t.Fatal("the crashed server's tools were never withdrawn")
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "mcp__demo__echo", Arguments: map[string]any{"text": "hello?"}})
+	if err != nil {
+		t.Fatalf("a tool of a down server: %v, want a tool error", err)
+	}
+	if got := text(res); !res.IsError || !strings.Contains(got, `MCP server "demo" is failed`) {
+		t.Errorf("result = isError %v %q, want an error saying the server is down", res.IsError, got)
+	}
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "mcp__demo__never_was"}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Errorf("a name no server ever served: %v, want unknown tool", err)
 	}
 }
 

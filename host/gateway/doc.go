@@ -74,9 +74,11 @@
 //	  user declined or cancelled, policy never,      can adapt); the server is never contacted
 //	  nobody to ask (client without elicitation)
 //	server down, crashed, timed out, transport       tool result, isError, a short reason
-//	  failure, catalog changed since listing
+//	  failure, catalog changed since listing; a
+//	  tool withdrawn because its server is down
 //	tool_search: empty query, bad limit              tool result, isError, the error text
-//	unknown tool (never listed, hidden, removed)     JSON-RPC error -32602 (invalid params)
+//	unknown tool (never listed, hidden, removed by   JSON-RPC error -32602 (invalid params)
+//	  a server that is up)
 //	arguments not a JSON object                      JSON-RPC error -32602 (invalid params)
 //	unknown or expired requestState (2026-07-28)     JSON-RPC error -32602 (invalid params)
 //	the client cancelled the request                 no result (the request is cancelled); the

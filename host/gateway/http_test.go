@@ -157,7 +157,7 @@ func TestIdleHTTPSessionsAreClosed(t *testing.T) {
 	ended := make(chan struct{}, 8)
 	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: lineSignal{t, "upstream session ended", ended}})
 	const idle = 500 * time.Millisecond
-	f := newFixtureWith(t, gateway.Options{Logger: log, SessionTimeout: idle, InputTimeout: idle}, "")
+	f := newFixtureWith(t, fixtureOptions{gateway: gateway.Options{Logger: log, SessionTimeout: idle, InputTimeout: idle}}, "")
 	srv := f.httpServer(t, config.Serve{}, nil)
 	url := srv.URL + gateway.Path
 

@@ -48,12 +48,17 @@ func demoServer(t *testing.T, name, calls, body string, args ...string) string {
 // mcp-demo server "demo" is configured.
 func newFixture(t *testing.T, top string, servers ...string) *fixture {
 	t.Helper()
-	return newFixtureWith(t, gateway.Options{}, top, servers...)
+	return newFixtureWith(t, fixtureOptions{}, top, servers...)
 }
 
-// newFixtureWith is newFixture with gateway options; a nil Logger is the
-// test log.
-func newFixtureWith(t *testing.T, opts gateway.Options, top string, servers ...string) *fixture {
+// fixtureOptions tune a fixture's gateway and manager.
+type fixtureOptions struct {
+	gateway gateway.Options // a nil Logger is the test log
+	restart manager.RestartPolicy
+}
+
+// newFixtureWith is newFixture with options.
+func newFixtureWith(t *testing.T, opts fixtureOptions, top string, servers ...string) *fixture {
 	t.Helper()
 	f, err := startFixture(t, opts, top, servers...)
 	if err != nil {
@@ -63,7 +68,7 @@ func newFixtureWith(t *testing.T, opts gateway.Options, top string, servers ...s
 }
 
 // startFixture is newFixtureWith that returns Attach's error.
-func startFixture(t *testing.T, opts gateway.Options, top string, servers ...string) (*fixture, error) {
+func startFixture(t *testing.T, opts fixtureOptions, top string, servers ...string) (*fixture, error) {
 	t.Helper()
 	dir := t.TempDir()
 	f := &fixture{dir: dir, calls: filepath.Join(dir, "calls.jsonl"), cfgPath: filepath.Join(dir, "toolgate.hcl")}
@@ -79,14 +84,14 @@ func startFixture(t *testing.T, opts gateway.Options, top string, servers ...str
 		t.Fatal(diags)
 	}
 	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}})
-	if opts.Logger == nil {
-		opts.Logger = log
+	if opts.gateway.Logger == nil {
+		opts.gateway.Logger = log
 	}
-	f.gw = gateway.New(opts)
+	f.gw = gateway.New(opts.gateway)
 	h, err := host.New(cfg, host.Options{
 		Logger:  log,
 		Asker:   f.gw,
-		Manager: manager.Options{ServerLog: f.gw.ForwardLog, RelistDelay: 10 * time.Millisecond},
+		Manager: manager.Options{ServerLog: f.gw.ForwardLog, RelistDelay: 10 * time.Millisecond, Restart: opts.restart},
 	})
 	if err != nil {
 		t.Fatal(err)

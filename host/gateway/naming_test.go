@@ -60,7 +60,7 @@ func TestUpstreamNameConflictsAreConfigErrors(t *testing.T) {
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := startFixture(t, gateway.Options{}, "", tt.servers...)
+			_, err := startFixture(t, fixtureOptions{}, "", tt.servers...)
 			if !errors.Is(err, gateway.ErrToolName) {
 				t.Fatalf("Attach = %v, want ErrToolName", err)
 			}
@@ -81,7 +81,7 @@ func TestANewcomerNeverTakesAServedName(t *testing.T) {
 	conflict := make(chan struct{}, 8)
 	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: lineSignal{t, "is still served under it, as before", conflict}})
 	alpha := demoServer(t, "alpha", filepath.Join(dir, "a"), "prefix = false")
-	f := newFixtureWith(t, gateway.Options{Logger: log}, "", alpha)
+	f := newFixtureWith(t, fixtureOptions{gateway: gateway.Options{Logger: log}}, "", alpha)
 	cs := f.connectHTTP(t, nil)
 
 	src := "audit_log = \"audit.jsonl\"\n" + alpha + demoServer(t, "beta", filepath.Join(dir, "b"), "prefix = false")

@@ -69,7 +69,31 @@ func newSession(g *Gateway, h *host.Host) *session {
 		waiting:  map[string]*call{},
 	}
 	s.server = g.newServer(id, s.step)
+	s.server.AddReceivingMiddleware(s.answerDownTools)
 	return s
+}
+
+// answerDownTools answers a tools/call for a tool this session does not
+// serve because its server is down, which go-sdk would otherwise refuse
+// as an unknown tool: the model gets a tool error it can act on.
+func (s *session) answerDownTools(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		r, ok := req.(*mcp.ServerRequest[*mcp.CallToolParamsRaw])
+		if !ok || r.Params == nil {
+			return next(ctx, method, req)
+		}
+		name := r.Params.Name
+		s.mu.Lock()
+		// A deferred tool not found yet is unknown to this session, up or down.
+		known := s.plan != nil && s.plan.tools[name] != nil
+		s.mu.Unlock()
+		if !known {
+			if res := s.g.unavailable(s.h, name); res != nil {
+				return res, nil
+			}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // bind attaches the connected go-sdk session and starts serving it until

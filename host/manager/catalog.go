@@ -119,15 +119,32 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args any, m
 	c, status, serr := s.client, s.status, s.err
 	m.mu.Unlock()
 	if c == nil || status != events.StatusReady {
-		if serr != nil {
-			return nil, fmt.Errorf("%w: MCP server %q is %s: %v", ErrNotReady, server, status, serr)
-		}
-		return nil, fmt.Errorf("%w: MCP server %q is %s", ErrNotReady, server, status)
+		return nil, notReady(server, status, serr)
 	}
 	if opts.Timeout == 0 {
 		opts.Timeout = toolTimeout
 	}
 	return c.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args, Meta: meta}, opts)
+}
+
+// NotReady says why server cannot take calls now (errors.Is ErrNotReady):
+// it failed, crashed and waits to restart, is starting, or is disabled.
+// It is nil for a ready server and for a name no block declares.
+func (m *Manager) NotReady(server string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.servers[server]
+	if !ok || s.client != nil && s.status == events.StatusReady {
+		return nil
+	}
+	return notReady(server, s.status, s.err)
+}
+
+func notReady(server, status string, cause error) error {
+	if cause != nil {
+		return fmt.Errorf("%w: MCP server %q is %s: %v", ErrNotReady, server, status, cause)
+	}
+	return fmt.Errorf("%w: MCP server %q is %s", ErrNotReady, server, status)
 }
 
 // ServerStatus is one server as `toolgate servers` shows it.

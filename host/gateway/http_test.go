@@ -77,6 +77,9 @@ const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pro
 func post(t *testing.T, url string, headers map[string]string) (int, string) {
 	t.Helper()
 	resp, body := send(t, url, initialize, headers)
+	if resp.StatusCode == http.StatusUnauthorized && resp.Header.Get("WWW-Authenticate") == "" {
+		t.Errorf("401 without WWW-Authenticate")
+	}
 	return resp.StatusCode, body
 }
 

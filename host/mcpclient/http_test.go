@@ -731,3 +731,46 @@ func TestOAuthHandlerIsAskedOncePerRequest(t *testing.T) {
 		}
 	})
 }
+
+// TestLogMessagesSurviveSessionRecovery: a server that restarts forgets
+// the log level it was given; the recovered session asks again, so the
+// server's log messages keep arriving.
+func TestLogMessagesSurviveSessionRecovery(t *testing.T) {
+	newHandler := func() http.Handler {
+		srv := mcp.NewServer(&mcp.Implementation{Name: "logger", Version: "1"},
+			&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}}})
+		mcp.AddTool(srv, &mcp.Tool{Name: "log"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "hello"})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+		})
+		t.Cleanup(func() { closeSessions(srv) })
+		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	}
+	var current atomic.Value
+	current.Store(newHandler())
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		current.Load().(http.Handler).ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	got := make(chan *mcp.LoggingMessageParams, 4)
+	c, err := New(Options{Name: "logger", HTTP: &HTTP{URL: hs.URL},
+		Handlers: Handlers{Log: func(_ context.Context, p *mcp.LoggingMessageParams) { got <- p }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	if err := c.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, when := range []string{"before the restart", "after it"} {
+		if _, err := c.CallTool(t.Context(), &mcp.CallToolParams{Name: "log", Arguments: map[string]any{}}, CallOptions{}); err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		select {
+		case <-got:
+		default:
+			t.Errorf("%s: the call returned without its log message", when)
+		}
+		current.Store(newHandler()) // the server restarts and forgets its sessions
+	}
+}

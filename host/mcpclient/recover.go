@@ -93,5 +93,7 @@ func (c *Client) recoverSession(ctx context.Context, failed *mcp.ClientSession) 
 		// Ends its watcher; the DELETE it sends is answered 404, harmlessly.
 		_ = failed.Close()
 	}()
+	// A new session forgets the log level the old one was given.
+	c.enableLogging(ctx, fresh)
 	return fresh, nil
 }

@@ -98,6 +98,9 @@ type sseRouter struct {
 	router *readRouter
 	line   []byte // the current incomplete line
 	data   []byte // data: lines of the current event
+	// dropped is set when part of the current event was not buffered
+	// (a large result): the event is not routed.
+	dropped bool
 }
 
 func (s *sseRouter) Read(p []byte) (int, error) {
@@ -108,39 +111,63 @@ func (s *sseRouter) Read(p []byte) (int, error) {
 
 func (s *sseRouter) Close() error { return s.body.Close() }
 
-// maxSSEEvent bounds what is buffered for sniffing; larger events are
-// results, never the notifications routed here.
-const maxSSEEvent = 64 << 10
+// Bounds on what is buffered of one event. Results, which go-sdk reads
+// itself, are only buffered up to maxSSEEvent; a notification routed
+// here may be as large as a stdio message.
+const (
+	maxSSEEvent  = 64 << 10
+	maxSSENotice = maxStdioMessage
+)
+
+// isNotice reports whether the start of an event is one routed here.
+func isNotice(b []byte) bool {
+	b = b[:min(len(b), maxSSEEvent)]
+	return bytes.Contains(b, []byte("notifications/progress")) || bytes.Contains(b, []byte("notifications/message"))
+}
+
+// keep appends chunk to the current line if the event may grow by it.
+func (s *sseRouter) keep(chunk []byte) {
+	if s.dropped {
+		return
+	}
+	size := len(s.data) + len(s.line) + len(chunk)
+	if size <= maxSSEEvent || size <= maxSSENotice && (isNotice(s.data) || isNotice(s.line) || isNotice(chunk)) {
+		s.line = append(s.line, chunk...)
+		return
+	}
+	s.dropped = true
+}
 
 func (s *sseRouter) scan(b []byte) {
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
-			if len(s.line)+len(b) <= maxSSEEvent {
-				s.line = append(s.line, b...)
-			}
+			s.keep(b)
 			return
 		}
-		if len(s.line)+i <= maxSSEEvent {
-			s.line = append(s.line, b[:i]...)
-		}
+		s.keep(b[:i])
 		b = b[i+1:]
 		line := bytes.TrimSuffix(s.line, []byte("\r"))
 		switch {
 		case len(line) == 0: // end of event
-			if len(s.data) > 0 && (bytes.Contains(s.data, []byte("notifications/progress")) || bytes.Contains(s.data, []byte("notifications/message"))) {
+			if !s.dropped && isNotice(s.data) {
 				s.router.routeData(s.data)
 			}
-			s.data = s.data[:0]
+			s.data, s.dropped = s.data[:0], false
+			if cap(s.data) > maxSSEEvent {
+				s.data = nil // a large notification's buffer is not kept
+			}
+		case s.dropped:
 		case bytes.HasPrefix(line, []byte("data:")):
 			d := bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))
-			if len(s.data)+len(d) <= maxSSEEvent {
-				if len(s.data) > 0 {
-					s.data = append(s.data, '\n')
-				}
-				s.data = append(s.data, d...)
+			if len(s.data) > 0 {
+				s.data = append(s.data, '\n')
 			}
+			s.data = append(s.data, d...)
 		}
 		s.line = s.line[:0]
+		if cap(s.line) > maxSSEEvent {
+			s.line = nil
+		}
 	}
 }

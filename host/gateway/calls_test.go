@@ -325,6 +325,10 @@ func TestToolsOfADownServerAnswerThatItIsDown(t *testing.T) {
 	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "mcp__demo__never_was"}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
 		t.Errorf("a name no server ever served: %v, want unknown tool", err)
 	}
+	later := f.connectHTTP(t, nil)
+	if _, err := later.CallTool(t.Context(), &mcp.CallToolParams{Name: "mcp__demo__echo", Arguments: map[string]any{"text": "?"}}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Errorf("a session that never listed the tool: %v, want unknown tool", err)
+	}
 }
 
 func TestUnknownToolsAndBadParamsAreProtocolErrors(t *testing.T) {

@@ -75,7 +75,8 @@
 //	  nobody to ask (client without elicitation)
 //	server down, crashed, timed out, transport       tool result, isError, a short reason
 //	  failure, catalog changed since listing; a
-//	  tool withdrawn because its server is down
+//	  tool this session listed, withdrawn because
+//	  its server is down
 //	tool_search: empty query, bad limit              tool result, isError, the error text
 //	unknown tool (never listed, hidden, removed by   JSON-RPC error -32602 (invalid params)
 //	  a server that is up)

@@ -17,7 +17,6 @@ import (
 
 	"github.com/toolgate/toolgate/host"
 	"github.com/toolgate/toolgate/host/events"
-	"github.com/toolgate/toolgate/host/execution"
 	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/host/internal/slogbridge"
 	"github.com/toolgate/toolgate/host/mcpclient"
@@ -88,10 +87,7 @@ type Gateway struct {
 	host     *host.Host
 	sessions map[string]*session
 	plan     *catalogPlan // the last plan built; reused while its key holds
-	// owners remembers who served each upstream name in any plan, so a
-	// call to a tool whose server is down is answered as such.
-	owners map[string]*servedTool
-	closed bool
+	closed   bool
 }
 
 // New returns a gateway that serves nothing until Attach.
@@ -120,7 +116,6 @@ func New(opts Options) *Gateway {
 		cancel:   cancel,
 		changed:  make(chan struct{}, 1),
 		sessions: map[string]*session{},
-		owners:   map[string]*servedTool{},
 	}
 }
 
@@ -343,30 +338,8 @@ func (g *Gateway) planFor(step *exposure.Step) *catalogPlan {
 	p := g.buildPlan(key, append(append([]*exposure.Tool(nil), visible...), deferred...), prev)
 	g.mu.Lock()
 	g.plan = p
-	for name, t := range p.tools {
-		g.owners[name] = t
-	}
 	g.mu.Unlock()
 	return p
-}
-
-// unavailable answers a call to a name the session does not serve (now)
-// whose server is down: a tool error saying so, which the model can act
-// on, rather than "unknown tool". nil means the name is unknown.
-func (g *Gateway) unavailable(h *host.Host, name string) *mcp.CallToolResult {
-	g.mu.Lock()
-	t := g.owners[name]
-	g.mu.Unlock()
-	if t == nil || t.server == "" {
-		return nil
-	}
-	err := h.Manager.NotReady(t.server)
-	if err == nil {
-		return nil // the server is up and no longer offers the tool
-	}
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
-		Text: "tool call error: " + (&execution.CallError{Server: t.server, Tool: t.raw, Err: err}).Error() +
-			"; it is served again once its server is back (notifications/tools/list_changed)"}}}
 }
 
 // buildPlan names tools for upstream. prev is the plan served so far (nil

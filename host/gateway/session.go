@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/host"
+	"github.com/toolgate/toolgate/host/execution"
 	"github.com/toolgate/toolgate/host/exposure"
 )
 
@@ -42,15 +43,18 @@ type session struct {
 	// refreshMu serializes changes of the tool list.
 	refreshMu sync.Mutex
 
-	mu       sync.Mutex
-	ss       *mcp.ServerSession // nil until bind
-	step     *exposure.Step
-	plan     *catalogPlan
-	served   map[string]*servedTool // what server holds, by upstream name
-	revealed map[string]bool        // model names tool_search found in this session
-	calls    map[*call]struct{}     // calls running their step
-	waiting  map[string]*call       // calls a 2026-07-28 client must resume, by requestState
-	done     bool
+	mu     sync.Mutex
+	ss     *mcp.ServerSession // nil until bind
+	step   *exposure.Step
+	plan   *catalogPlan
+	served map[string]*servedTool // what server holds, by upstream name
+	// withdrawn are tools this session served that are gone from its list
+	// (their server went down, or stopped listing them), by upstream name.
+	withdrawn map[string]*servedTool
+	revealed  map[string]bool    // model names tool_search found in this session
+	calls     map[*call]struct{} // calls running their step
+	waiting   map[string]*call   // calls a 2026-07-28 client must resume, by requestState
+	done      bool
 }
 
 func newSession(g *Gateway, h *host.Host) *session {
@@ -58,41 +62,44 @@ func newSession(g *Gateway, h *host.Host) *session {
 	ctx, cancel := context.WithCancel(g.ctx)
 	s := &session{
 		g: g, h: h, id: id,
-		log:      g.log.With("session", id),
-		ctx:      ctx,
-		cancel:   cancel,
-		notices:  make(chan *mcp.LoggingMessageParams, noticeBuffer),
-		ended:    make(chan struct{}),
-		step:     h.NewStep(id),
-		revealed: map[string]bool{},
-		calls:    map[*call]struct{}{},
-		waiting:  map[string]*call{},
+		log:       g.log.With("session", id),
+		ctx:       ctx,
+		cancel:    cancel,
+		notices:   make(chan *mcp.LoggingMessageParams, noticeBuffer),
+		ended:     make(chan struct{}),
+		step:      h.NewStep(id),
+		revealed:  map[string]bool{},
+		withdrawn: map[string]*servedTool{},
+		calls:     map[*call]struct{}{},
+		waiting:   map[string]*call{},
 	}
 	s.server = g.newServer(id, s.step)
 	s.server.AddReceivingMiddleware(s.answerDownTools)
 	return s
 }
 
-// answerDownTools answers a tools/call for a tool this session does not
-// serve because its server is down, which go-sdk would otherwise refuse
-// as an unknown tool: the model gets a tool error it can act on.
+// answerDownTools answers a tools/call for a tool this session served
+// until its server went down, which go-sdk would otherwise refuse as an
+// unknown tool: the model gets a tool error it can act on. Names the
+// session never served stay unknown.
 func (s *session) answerDownTools(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		r, ok := req.(*mcp.ServerRequest[*mcp.CallToolParamsRaw])
 		if !ok || r.Params == nil {
 			return next(ctx, method, req)
 		}
-		name := r.Params.Name
 		s.mu.Lock()
-		// A deferred tool not found yet is unknown to this session, up or down.
-		known := s.plan != nil && s.plan.tools[name] != nil
+		t := s.withdrawn[r.Params.Name]
 		s.mu.Unlock()
-		if !known {
-			if res := s.g.unavailable(s.h, name); res != nil {
-				return res, nil
-			}
+		if t == nil || t.server == "" {
+			return next(ctx, method, req)
 		}
-		return next(ctx, method, req)
+		err := s.h.Manager.NotReady(t.server)
+		if err == nil {
+			return next(ctx, method, req) // up, and no longer offering it
+		}
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+			Text: "tool call error: " + (&execution.CallError{Server: t.server, Tool: t.raw, Err: err}).Error()}}}, nil
 	}
 }
 
@@ -225,6 +232,14 @@ func (s *session) apply(step *exposure.Step, plan *catalogPlan) {
 	}
 	s.mu.Lock()
 	s.step, s.plan, s.served = step, plan, want
+	for name, t := range old {
+		if _, ok := want[name]; !ok {
+			s.withdrawn[name] = t
+		}
+	}
+	for name := range want {
+		delete(s.withdrawn, name)
+	}
 	s.mu.Unlock()
 }
 

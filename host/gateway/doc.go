@@ -21,7 +21,8 @@
 //     128) is a configuration error naming both owners and the fix
 //     ([NameError], reported by Attach). A conflict that arises later (a
 //     reload, a late server, a tools/list change) is logged, and the tool
-//     that held the name keeps it. Descriptions, titles, input and
+//     that held the name keeps it, also through its server's downtime.
+//     Descriptions, titles, input and
 //     output schemas, annotations, icons and _meta are served as listed.
 //     Schemas go-sdk's AddTool would panic on are checked first: such a
 //     tool is left out with a warning, never a crash.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"reflect"
 	"sort"
 	"strings"
@@ -87,7 +88,10 @@ type Gateway struct {
 	host     *host.Host
 	sessions map[string]*session
 	plan     *catalogPlan // the last plan built; reused while its key holds
-	closed   bool
+	// holders are the tools that hold each upstream name served so far;
+	// see nameTools.
+	holders map[string]Owner
+	closed  bool
 }
 
 // New returns a gateway that serves nothing until Attach.
@@ -335,25 +339,31 @@ func (g *Gateway) planFor(step *exposure.Step) *catalogPlan {
 		return prev
 	}
 
-	p := g.buildPlan(key, append(append([]*exposure.Tool(nil), visible...), deferred...), prev)
+	p := g.buildPlan(key, append(append([]*exposure.Tool(nil), visible...), deferred...))
 	g.mu.Lock()
 	g.plan = p
 	g.mu.Unlock()
 	return p
 }
 
-// buildPlan names tools for upstream. prev is the plan served so far (nil
-// at Attach): tools that held a name in it keep it when a newcomer claims
-// it too.
-func (g *Gateway) buildPlan(key uint64, tools []*exposure.Tool, prev *catalogPlan) *catalogPlan {
-	var served map[string]string
-	if prev != nil {
-		served = make(map[string]string, len(prev.tools))
-		for name, t := range prev.tools {
-			served[name] = ownerKey(t.server, t.raw)
+// buildPlan names tools for upstream. A name keeps going to the tool
+// that held it in earlier plans, while that tool is listed or its server
+// is down; a holder whose server is up without it, or whose block was
+// removed, lets the name go.
+func (g *Gateway) buildPlan(key uint64, tools []*exposure.Tool) *catalogPlan {
+	g.mu.Lock()
+	holders, h := maps.Clone(g.holders), g.host
+	g.mu.Unlock()
+	listed := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		listed[ownerKey(t.Server, t.RawName())] = true
+	}
+	for name, o := range holders {
+		if !listed[ownerKey(o.Server, o.Tool)] && (h == nil || h.Manager.NotReady(o.Server) == nil) {
+			delete(holders, name)
 		}
 	}
-	named, err := nameTools(tools, served)
+	named, err := nameTools(tools, holders)
 	if err != nil {
 		g.log.Error("some tools are not served upstream", "error", err)
 	}
@@ -371,6 +381,15 @@ func (g *Gateway) buildPlan(key uint64, tools []*exposure.Tool, prev *catalogPla
 		}
 		p.byModel[t.ModelName] = name
 	}
+	if holders == nil {
+		holders = map[string]Owner{}
+	}
+	for name, t := range named {
+		holders[name] = ownerOf(t)
+	}
+	g.mu.Lock()
+	g.holders = holders
+	g.mu.Unlock()
 	return p
 }
 

@@ -3,7 +3,9 @@ package gateway
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -55,6 +57,9 @@ type NameConflict struct {
 	// before the conflict arose (a reload, a server that started late or
 	// changed its tools); nil when none is served.
 	Kept *Owner
+	// Held is the owner that holds Name but is not listed now because its
+	// server is down: the name waits for it, and Owners are not served.
+	Held *Owner
 }
 
 func (c NameConflict) String() string {
@@ -70,20 +75,32 @@ func (c NameConflict) String() string {
 			o, c.Name, MaxToolNameLen, o.Server, o.Tool)
 	}
 	parts := make([]string, len(c.Owners))
-	var unprefixed []string
 	for i, o := range c.Owners {
 		parts[i] = o.String()
-		if o.Server != "" && !o.Prefixed {
-			unprefixed = append(unprefixed, fmt.Sprintf("%q", o.Server))
-		}
 	}
-	fix := "set prefix = true in the server block(s) " + strings.Join(unprefixed, ", ") +
+	fix := "set prefix = true in the server block(s) " + strings.Join(unprefixedOf(c.Owners), ", ") +
 		" so their tools are served as mcp__<server>__<tool>, or disable one of the tools with disabled_tools"
+	if c.Held != nil {
+		return fmt.Sprintf("upstream tool name %q belongs to %s, whose server is down; %s also claims it and is not served under it meanwhile. "+
+			"Fix: set prefix = true in the server block(s) %s, or disable one of the tools with disabled_tools.",
+			c.Name, c.Held, strings.Join(parts, " and "), strings.Join(unprefixedOf(append(c.Owners, *c.Held)), ", "))
+	}
 	kept := ""
 	if c.Kept != nil {
 		kept = fmt.Sprintf(" Until then %s is still served under it, as before; the others are not served.", c.Kept)
 	}
 	return fmt.Sprintf("upstream tool name %q is claimed by %s. Fix: %s.%s", c.Name, strings.Join(parts, " and by "), fix, kept)
+}
+
+// unprefixedOf quotes the servers of owners that have prefix = false.
+func unprefixedOf(owners []Owner) []string {
+	var out []string
+	for _, o := range owners {
+		if o.Server != "" && !o.Prefixed && !slices.Contains(out, strconv.Quote(o.Server)) {
+			out = append(out, strconv.Quote(o.Server))
+		}
+	}
+	return out
 }
 
 // NameError lists every upstream naming conflict of a catalog.
@@ -133,11 +150,12 @@ func validToolName(name string) bool {
 
 // nameTools gives each tool its upstream name. Tools whose name collides
 // or is not allowed are left out and reported in a *NameError; the others
-// are returned in name order. served maps the upstream names served so
-// far to their tools' ownerKey (nil before anything was served): of
-// tools colliding on a name, the one that held it keeps it, so a reload
-// or a late server never takes a working tool away from clients.
-func nameTools(tools []*exposure.Tool, served map[string]string) (map[string]*exposure.Tool, error) {
+// are returned in name order. holders maps names served before to the
+// tools that hold them (nil at start): of tools colliding on a name, its
+// holder keeps it, and a holder missing from tools (its server is down;
+// the caller drops holders that are gone for good) keeps it from the
+// others, so a reload or a late server never takes a name from its tool.
+func nameTools(tools []*exposure.Tool, holders map[string]Owner) (map[string]*exposure.Tool, error) {
 	claims := map[string][]*exposure.Tool{}
 	for _, t := range tools {
 		n := upstreamName(t)
@@ -153,7 +171,20 @@ func nameTools(tools []*exposure.Tool, served map[string]string) (map[string]*ex
 	var conflicts []NameConflict
 	for _, n := range names {
 		ts := claims[n]
+		holder, held := holders[n]
+		var holding *exposure.Tool
+		for _, t := range ts {
+			if held && ownerKey(t.Server, t.RawName()) == ownerKey(holder.Server, holder.Tool) {
+				holding = t
+			}
+		}
 		switch {
+		case held && holding == nil:
+			c := NameConflict{Name: n, Held: &holder}
+			for _, t := range ts {
+				c.Owners = append(c.Owners, ownerOf(t))
+			}
+			conflicts = append(conflicts, c)
 		case len(ts) > 1:
 			c := NameConflict{Name: n}
 			for _, t := range ts {
@@ -163,12 +194,10 @@ func nameTools(tools []*exposure.Tool, served map[string]string) (map[string]*ex
 				a, b := c.Owners[i], c.Owners[j]
 				return a.Server < b.Server || a.Server == b.Server && a.Tool < b.Tool
 			})
-			for _, t := range ts {
-				if prev, ok := served[n]; ok && prev == ownerKey(t.Server, t.RawName()) {
-					kept := ownerOf(t)
-					c.Kept = &kept
-					out[n] = t
-				}
+			if holding != nil {
+				kept := ownerOf(holding)
+				c.Kept = &kept
+				out[n] = holding
 			}
 			conflicts = append(conflicts, c)
 		case !validToolName(n):

@@ -30,7 +30,7 @@ func TestUpstreamNames(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
 		tools     []*exposure.Tool
-		before    map[string]string // served so far: upstream name → ownerKey
+		before    map[string]Owner // holders of names served before
 		served    []string
 		conflicts []string // texts that must appear in the error
 	}{
@@ -67,11 +67,23 @@ func TestUpstreamNames(t *testing.T) {
 				tool("alpha", "search", "search_1", false), tool("beta", "search", "search_2", false),
 				tool("demo", "echo", "mcp__demo__echo", true),
 			},
-			before: map[string]string{"search": ownerKey("beta", "search"), "mcp__demo__echo": ownerKey("demo", "echo")},
+			before: map[string]Owner{"search": {Server: "beta", Tool: "search"}, "mcp__demo__echo": {Server: "demo", Tool: "echo", Prefixed: true}},
 			served: []string{"mcp__demo__echo", "search"},
 			conflicts: []string{
 				`upstream tool name "search" is claimed by`,
 				`Until then tool "search" of server "beta" (toolgate.hcl:4) is still served under it, as before`,
+			},
+		},
+		{
+			name: "a name whose holder is not listed (its server is down) waits for it",
+			tools: []*exposure.Tool{
+				tool("alpha", "search", "search_1", false), tool("demo", "echo", "mcp__demo__echo", true),
+			},
+			before: map[string]Owner{"search": {Server: "beta", Tool: "search"}},
+			served: []string{"mcp__demo__echo"},
+			conflicts: []string{
+				`upstream tool name "search" belongs to tool "search" of server "beta", whose server is down; tool "search" of server "alpha" (toolgate.hcl:5) also claims it`,
+				`set prefix = true in the server block(s) "alpha", "beta"`,
 			},
 		},
 		{
@@ -90,7 +102,7 @@ func TestUpstreamNames(t *testing.T) {
 			var got []string
 			for n, tl := range named {
 				got = append(got, n)
-				if prev, ok := tt.before[n]; ok && prev != ownerKey(tl.Server, tl.RawName()) {
+				if prev, ok := tt.before[n]; ok && ownerKey(prev.Server, prev.Tool) != ownerKey(tl.Server, tl.RawName()) {
 					t.Errorf("%q changed hands: now %s of %s", n, tl.RawName(), tl.Server)
 				}
 			}
@@ -153,7 +165,7 @@ func TestToolsWithSchemasGoSDKRefusesAreLeftOut(t *testing.T) {
 
 	g := New(Options{Logger: hclog.NewNullLogger()})
 	defer g.Close()
-	p := g.buildPlan(1, tools, nil)
+	p := g.buildPlan(1, tools)
 	var served []string
 	for n := range p.tools {
 		served = append(served, n)

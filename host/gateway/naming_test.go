@@ -15,7 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/gateway"
+	"github.com/toolgate/toolgate/host/manager"
 )
 
 func TestPrefixFalseServesRawNames(t *testing.T) {
@@ -98,16 +100,7 @@ func TestANewcomerNeverTakesAServedName(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the gateway never reported the conflict beta brought")
 	}
-	// The session takes the new catalog just after the gateway names it;
-	// a call in between is refused as prepared on the old one.
-	res := call(t, cs, "echo", map[string]any{"text": "still here"})
-	for range 100 {
-		if !res.IsError || !strings.Contains(text(res), "catalog changed") {
-			break
-		}
-		res = call(t, cs, "echo", map[string]any{"text": "still here"})
-	}
-	if res.IsError {
+	if res := callSettled(t, cs, "echo", map[string]any{"text": "still here"}); res.IsError {
 		t.Fatalf("echo after the reload: %s", text(res))
 	}
 	if calls := serverCalls(t, filepath.Join(dir, "a")); !slices.Equal(calls, []string{"echo"}) {
@@ -115,6 +108,71 @@ func TestANewcomerNeverTakesAServedName(t *testing.T) {
 	}
 	if calls := serverCalls(t, filepath.Join(dir, "b")); len(calls) > 0 {
 		t.Errorf("beta received %v", calls)
+	}
+}
+
+// callSettled calls a tool, calling again while the session has not yet
+// caught up with the catalog: the call was prepared on the old one, or
+// its server is back but the session's list is not yet.
+func callSettled(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res := call(t, cs, name, args)
+	for range 200 {
+		if !res.IsError || !strings.Contains(text(res), "catalog changed") && !strings.Contains(text(res), "not ready") {
+			break
+		}
+		res = call(t, cs, name, args)
+	}
+	return res
+}
+
+// TestANameWaitsForItsHolderToRestart: while the server holding a name is
+// down and restarting, a newcomer claiming the name does not take it,
+// and the holder has it back when it returns.
+func TestANameWaitsForItsHolderToRestart(t *testing.T) {
+	dir := t.TempDir()
+	conflict := make(chan struct{}, 8)
+	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: lineSignal{t, "is still served under it, as before", conflict}})
+	alpha := demoServer(t, "alpha", filepath.Join(dir, "a"), "prefix = false", "--crash-after", "1")
+	f := newFixtureWith(t, fixtureOptions{gateway: gateway.Options{Logger: log},
+		restart: manager.RestartPolicy{Initial: 10 * time.Millisecond}}, "", alpha)
+	back := make(chan struct{}, 8)
+	f.h.Bus.AddSink(events.SinkFunc(func(e events.Event) {
+		if s, ok := e.(events.ServerState); ok && s.Server == "alpha" && s.Status == events.StatusReady && s.Restarts > 0 {
+			back <- struct{}{}
+		}
+	}))
+	cs := f.connectHTTP(t, nil)
+
+	src := "audit_log = \"audit.jsonl\"\n" + alpha + demoServer(t, "beta", filepath.Join(dir, "b"), "prefix = false")
+	if err := os.WriteFile(f.cfgPath, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := config.Load(f.cfgPath, config.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	f.h.Apply(cfg)
+	select {
+	case <-conflict:
+	case <-time.After(time.Minute):
+		t.Fatal("the gateway never reported the conflict beta brought")
+	}
+	for i := range 2 { // alpha exits after each call and comes back
+		if res := callSettled(t, cs, "echo", map[string]any{"text": "x"}); res.IsError {
+			t.Fatalf("echo %d: %s", i, text(res))
+		}
+		select {
+		case <-back:
+		case <-time.After(time.Minute):
+			t.Fatal("alpha did not come back")
+		}
+	}
+	if calls := serverCalls(t, filepath.Join(dir, "a")); !slices.Equal(calls, []string{"echo", "echo"}) {
+		t.Errorf("alpha received %v, want both echos", calls)
+	}
+	if calls := serverCalls(t, filepath.Join(dir, "b")); len(calls) > 0 {
+		t.Errorf("beta received %v while alpha was restarting", calls)
 	}
 }
 

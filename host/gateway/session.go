@@ -96,7 +96,11 @@ func (s *session) answerDownTools(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		err := s.h.Manager.NotReady(t.server)
 		if err == nil {
-			return next(ctx, method, req) // up, and no longer offering it
+			// Back up: the catalog follower may not have refreshed this
+			// session yet. If the server lists the tool again, it is
+			// registered before go-sdk looks it up; if not, it is unknown.
+			s.refresh()
+			return next(ctx, method, req)
 		}
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
 			Text: "tool call error: " + (&execution.CallError{Server: t.server, Tool: t.raw, Err: err}).Error()}}}, nil

@@ -11,9 +11,9 @@
 //     step's session id (session memory, audit records) and, over HTTP, the
 //     Mcp-Session-Id. A session keeps its step until the catalog changes;
 //     then it takes a new one and go-sdk sends notifications/tools/list_changed.
-//     An HTTP session with no request in flight for Options.SessionTimeout
-//     is closed (go-sdk's idle timer), so clients that go away without
-//     DELETE do not hold sessions for the gateway's life.
+//     An HTTP session with no request open (no POST in flight, no GET
+//     event stream) for Options.SessionTimeout is closed, so clients that
+//     go away without DELETE do not hold sessions for the gateway's life.
 //   - Upstream names. Tools are served under their flat model names
 //     (mcp__<server>__<tool>); a server with prefix = false keeps its raw
 //     names, so a gateway in front of one server is transparent. A name

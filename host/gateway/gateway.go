@@ -44,14 +44,14 @@ type Options struct {
 	// cancelled. 0 means DefaultInputTimeout. Older clients are asked
 	// within the request and need no such bound.
 	InputTimeout time.Duration
-	// SessionTimeout closes an HTTP session that has had no request in
-	// flight for this long, with its approval memory: a client that went
-	// away without DELETE would otherwise hold its session, server and
-	// goroutines for the gateway's life. Its next request gets 404, on
-	// which MCP clients start a new session. 0 means DefaultSessionTimeout;
-	// it is raised to InputTimeout when shorter, so a call waiting for its
-	// client's input outlives no session. Stdio sessions end with their
-	// stream instead.
+	// SessionTimeout closes an HTTP session that has had no request open
+	// (no POST in flight, no GET event stream) for this long, with its
+	// approval memory: a client that went away without DELETE would
+	// otherwise hold its session, server and goroutines for the gateway's
+	// life. Its next request gets 404; the client must initialize again.
+	// 0 means DefaultSessionTimeout; it is raised to InputTimeout when
+	// shorter, so a call waiting for its client's input outlives no
+	// session. Stdio sessions end with their stream instead.
 	SessionTimeout time.Duration
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -179,8 +180,8 @@ func (g *Gateway) Handler(e *Endpoint) http.Handler {
 		// The guard checks Host for loopback binds; beyond loopback the
 		// token is the protection and clients use real host names.
 		DisableLocalhostProtection: !e.Loopback,
-		// go-sdk closes an idle session, which ends ours (bind's watcher).
-		SessionTimeout: g.opts.SessionTimeout,
+		// No SessionTimeout: go-sdk's counts POSTs only, and would close
+		// a client listening on its GET stream; see idleTimer.
 	})
 	mux := http.NewServeMux()
 	mux.Handle(Path, g.opening(sdk))
@@ -192,7 +193,15 @@ func (g *Gateway) Handler(e *Endpoint) http.Handler {
 // produced, or drops it when the handshake failed.
 func (g *Gateway) opening(sdk http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+			if s := g.session(id); s != nil && s.idle != nil {
+				s.idle.begin()
+				defer s.idle.end()
+			}
+			sdk.ServeHTTP(w, r)
+			return
+		}
+		if r.Method != http.MethodPost {
 			sdk.ServeHTTP(w, r)
 			return
 		}
@@ -203,12 +212,48 @@ func (g *Gateway) opening(sdk http.Handler) http.Handler {
 		}
 		sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), newSessionKey{}, s)))
 		for ss := range s.server.Sessions() {
+			// Set before bind publishes s to other requests.
+			s.idle = newIdleTimer(g.opts.SessionTimeout, s.end)
 			s.bind(ss)
 			return
 		}
 		s.end()
 	})
 }
+
+// idleTimer ends an HTTP session that has had no request open — a POST
+// in flight or a GET event stream — for a while. go-sdk's own
+// SessionTimeout counts POSTs only, so it would close a client that
+// listens on its GET stream, the usual state of an idle IDE, whose next
+// call then fails (go-sdk's client does not start a new session on 404).
+type idleTimer struct {
+	after time.Duration
+	timer *time.Timer
+
+	mu   sync.Mutex
+	open int
+}
+
+func newIdleTimer(after time.Duration, expire func()) *idleTimer {
+	return &idleTimer{after: after, timer: time.AfterFunc(after, expire)}
+}
+
+func (t *idleTimer) begin() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.open++
+	t.timer.Stop()
+}
+
+func (t *idleTimer) end() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.open--; t.open == 0 {
+		t.timer.Reset(t.after)
+	}
+}
+
+func (t *idleTimer) stop() { t.timer.Stop() }
 
 // serverFor is go-sdk's getServer: the server of the session a request
 // opens or addresses. An unknown session gets a server with no tools;

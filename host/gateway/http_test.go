@@ -154,52 +154,56 @@ func TestHTTPRequestsMustBeLocalAndAuthorized(t *testing.T) {
 }
 
 // TestIdleHTTPSessionsAreClosed: a client that goes away without DELETE
-// does not hold its session forever, and a session with a call in
-// flight is not idle.
+// does not hold its session forever; a client listening on its event
+// stream, or with a call in flight, is not idle.
 func TestIdleHTTPSessionsAreClosed(t *testing.T) {
-	ended := make(chan struct{}, 8)
+	ended := make(chan string, 8)
 	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: lineSignal{t, "upstream session ended", ended}})
-	const idle = 500 * time.Millisecond
+	const idle = time.Second
 	f := newFixtureWith(t, fixtureOptions{gateway: gateway.Options{Logger: log, SessionTimeout: idle, InputTimeout: idle}}, "")
 	srv := f.httpServer(t, config.Serve{}, nil)
 	url := srv.URL + gateway.Path
 
+	// Opened first, so its idle time would run out first: a go-sdk client
+	// keeps its GET event stream open.
+	listener := f.connectTo(t, srv, nil)
 	resp, body := send(t, url, initialize, nil)
-	id := resp.Header.Get("Mcp-Session-Id")
-	if resp.StatusCode != http.StatusOK || id == "" {
-		t.Fatalf("initialize: status %d, session %q: %s", resp.StatusCode, id, body)
+	gone := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || gone == "" {
+		t.Fatalf("initialize: status %d, session %q: %s", resp.StatusCode, gone, body)
 	}
 	select {
-	case <-ended:
+	case line := <-ended:
+		if !strings.Contains(line, gone) {
+			t.Fatalf("the first session closed for idleness is not the abandoned one: %s", line)
+		}
 	case <-time.After(60 * idle):
 		t.Fatalf("an abandoned session was still open after %v", 60*idle)
 	}
 	resp, body = send(t, url, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
-		map[string]string{"Mcp-Session-Id": id, "Mcp-Protocol-Version": "2025-06-18"})
+		map[string]string{"Mcp-Session-Id": gone, "Mcp-Protocol-Version": "2025-06-18"})
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("a request of the closed session: status %d, want 404: %s", resp.StatusCode, body)
 	}
-
-	cs := f.connectTo(t, srv, nil)
 	ms := 3 * idle.Milliseconds()
-	if res := call(t, cs, "mcp__demo__slow", map[string]any{"ms": ms}); res.IsError {
-		t.Errorf("a call of %d ms in a session closed after %v idle: %v", ms, idle, text(res))
+	if res := call(t, listener, "mcp__demo__slow", map[string]any{"ms": ms}); res.IsError {
+		t.Errorf("a listening client's call of %d ms: %v", ms, text(res))
 	}
 }
 
-// lineSignal writes log lines to the test log and signals each that
+// lineSignal writes log lines to the test log and sends each that
 // contains want.
 type lineSignal struct {
 	t    *testing.T
 	want string
-	c    chan<- struct{}
+	c    chan<- string
 }
 
 func (w lineSignal) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	if strings.Contains(string(p), w.want) {
 		select {
-		case w.c <- struct{}{}:
+		case w.c <- string(p):
 		default:
 		}
 	}

@@ -80,7 +80,7 @@ func TestUpstreamNameConflictsAreConfigErrors(t *testing.T) {
 // working tool, saying so.
 func TestANewcomerNeverTakesAServedName(t *testing.T) {
 	dir := t.TempDir()
-	conflict := make(chan struct{}, 8)
+	conflict := make(chan string, 8)
 	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: lineSignal{t, "is still served under it, as before", conflict}})
 	alpha := demoServer(t, "alpha", filepath.Join(dir, "a"), "prefix = false")
 	f := newFixtureWith(t, fixtureOptions{gateway: gateway.Options{Logger: log}}, "", alpha)
@@ -131,7 +131,7 @@ func callSettled(t *testing.T, cs *mcp.ClientSession, name string, args map[stri
 // and the holder has it back when it returns.
 func TestANameWaitsForItsHolderToRestart(t *testing.T) {
 	dir := t.TempDir()
-	conflict := make(chan struct{}, 8)
+	conflict := make(chan string, 8)
 	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: lineSignal{t, "is still served under it, as before", conflict}})
 	alpha := demoServer(t, "alpha", filepath.Join(dir, "a"), "prefix = false", "--crash-after", "1")
 	f := newFixtureWith(t, fixtureOptions{gateway: gateway.Options{Logger: log},

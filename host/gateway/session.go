@@ -36,6 +36,9 @@ type session struct {
 	// ctx ends with the session; it bounds the notice pump.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// idle ends an HTTP session without requests; nil for stdio. Set
+	// before the session is registered, then read-only.
+	idle *idleTimer
 	// notices are log messages for this session that belong to no call.
 	notices chan *mcp.LoggingMessageParams
 	ended   chan struct{} // closed by end, once
@@ -154,6 +157,9 @@ func (s *session) end() {
 	s.mu.Unlock()
 
 	s.cancel()
+	if s.idle != nil {
+		s.idle.stop()
+	}
 	for _, c := range calls {
 		c.abort()
 	}
@@ -162,7 +168,9 @@ func (s *session) end() {
 	}
 	s.g.unregister(s)
 	s.h.Approval().ForgetSession(s.id)
-	s.log.Info("upstream session ended")
+	if ss != nil { // a handshake that failed opened no session
+		s.log.Info("upstream session ended")
+	}
 	close(s.ended)
 }
 

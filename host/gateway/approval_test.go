@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -209,22 +208,8 @@ func TestAClientOfferingANewerVersionIsAskedTheHandshakeWay(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel() // abandons the call once its first message is read
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(
-		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+gated+`","arguments":{"ms":1}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range session {
-		req.Header.Set(k, v)
-	}
-	tr := &http.Transport{}
-	defer tr.CloseIdleConnections()
-	call, err := (&http.Client{Transport: tr}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	call := postMessage(t, ctx, url,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+gated+`","arguments":{"ms":1}}}`, session)
 	defer call.Body.Close()
 	sc := bufio.NewScanner(call.Body)
 	for sc.Scan() {

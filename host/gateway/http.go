@@ -165,10 +165,10 @@ func hostOnly(hostport string) string {
 	return hostport
 }
 
-// newSessionKey carries a session built for a request that opens one, so
+// sessionKey carries the session a request opens or addresses, so
 // that go-sdk's getServer returns its server (go-sdk asks more than once
 // per request).
-type newSessionKey struct{}
+type sessionKey struct{}
 
 // Handler returns the gateway's HTTP handler for e: the access guard in
 // front of go-sdk's stateful Streamable HTTP handler at Path. Stateful
@@ -194,9 +194,12 @@ func (g *Gateway) Handler(e *Endpoint) http.Handler {
 func (g *Gateway) opening(sdk http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
-			if s := g.session(id); s != nil && s.idle != nil {
-				s.idle.begin()
-				defer s.idle.end()
+			if s := g.session(id); s != nil {
+				if s.idle != nil {
+					s.idle.begin()
+					defer s.idle.end()
+				}
+				r = r.WithContext(context.WithValue(r.Context(), sessionKey{}, s))
 			}
 			sdk.ServeHTTP(w, r)
 			return
@@ -210,7 +213,7 @@ func (g *Gateway) opening(sdk http.Handler) http.Handler {
 			http.Error(w, "toolgate is shutting down", http.StatusServiceUnavailable)
 			return
 		}
-		sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), newSessionKey{}, s)))
+		sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)))
 		for ss := range s.server.Sessions() {
 			// Set before bind publishes s to other requests.
 			s.idle = newIdleTimer(g.opts.SessionTimeout, s.end)
@@ -259,10 +262,7 @@ func (t *idleTimer) stop() { t.timer.Stop() }
 // opens or addresses. An unknown session gets a server with no tools;
 // go-sdk then answers 404 for it.
 func (g *Gateway) serverFor(r *http.Request) *mcp.Server {
-	if s, ok := r.Context().Value(newSessionKey{}).(*session); ok {
-		return s.server
-	}
-	if s := g.session(r.Header.Get("Mcp-Session-Id")); s != nil {
+	if s, ok := r.Context().Value(sessionKey{}).(*session); ok {
 		return s.server
 	}
 	return g.placeholder()

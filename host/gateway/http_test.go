@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -84,10 +85,20 @@ func post(t *testing.T, url string, headers map[string]string) (int, string) {
 }
 
 // send POSTs one JSON-RPC message on a connection of its own, closed
-// afterwards, as a client that goes away would.
+// afterwards, as a client that goes away would, and reads the answer.
 func send(t *testing.T, url, msg string, headers map[string]string) (*http.Response, string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(msg))
+	resp := postMessage(t, t.Context(), url, msg, headers)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp, string(body)
+}
+
+// postMessage POSTs one JSON-RPC message on a connection of its own,
+// closed once the answer's body is; the caller reads and closes it.
+func postMessage(t *testing.T, ctx context.Context, url, msg string, headers map[string]string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(msg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,14 +112,12 @@ func send(t *testing.T, url, msg string, headers map[string]string) (*http.Respo
 		req.Header.Set(k, v)
 	}
 	tr := &http.Transport{}
-	defer tr.CloseIdleConnections()
+	t.Cleanup(tr.CloseIdleConnections)
 	resp, err := (&http.Client{Transport: tr}).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp, string(body)
+	return resp
 }
 
 func TestHTTPRequestsMustBeLocalAndAuthorized(t *testing.T) {

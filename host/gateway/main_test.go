@@ -75,14 +75,7 @@ func startFixture(t *testing.T, opts fixtureOptions, top string, servers ...stri
 	if len(servers) == 0 {
 		servers = []string{demoServer(t, "demo", f.calls, "")}
 	}
-	src := "audit_log = \"audit.jsonl\"\n" + top + "\n" + strings.Join(servers, "\n")
-	if err := os.WriteFile(f.cfgPath, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := config.Load(f.cfgPath, config.LoadOptions{})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
+	cfg := f.configure(t, top, servers...)
 	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}})
 	if opts.gateway.Logger == nil {
 		opts.gateway.Logger = log
@@ -110,6 +103,21 @@ func startFixture(t *testing.T, opts fixtureOptions, top string, servers ...stri
 		t.Fatal(err)
 	}
 	return f, f.gw.Attach(h)
+}
+
+// configure writes the fixture's config file (top is HCL before the
+// server blocks) and loads it.
+func (f *fixture) configure(t *testing.T, top string, servers ...string) *config.Config {
+	t.Helper()
+	src := "audit_log = \"audit.jsonl\"\n" + top + "\n" + strings.Join(servers, "\n")
+	if err := os.WriteFile(f.cfgPath, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := config.Load(f.cfgPath, config.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	return cfg
 }
 
 // testWriter sends logs to the test log, so failures show them.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/gateway"
 	"github.com/toolgate/toolgate/host/manager"
@@ -86,20 +84,7 @@ func TestANewcomerNeverTakesAServedName(t *testing.T) {
 	f := newFixtureWith(t, fixtureOptions{gateway: gateway.Options{Logger: log}}, "", alpha)
 	cs := f.connectHTTP(t, nil)
 
-	src := "audit_log = \"audit.jsonl\"\n" + alpha + demoServer(t, "beta", filepath.Join(dir, "b"), "prefix = false")
-	if err := os.WriteFile(f.cfgPath, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := config.Load(f.cfgPath, config.LoadOptions{})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	f.h.Apply(cfg)
-	select {
-	case <-conflict:
-	case <-time.After(time.Minute):
-		t.Fatal("the gateway never reported the conflict beta brought")
-	}
+	f.addBeta(t, alpha, filepath.Join(dir, "b"), conflict)
 	if res := callSettled(t, cs, "echo", map[string]any{"text": "still here"}); res.IsError {
 		t.Fatalf("echo after the reload: %s", text(res))
 	}
@@ -108,6 +93,18 @@ func TestANewcomerNeverTakesAServedName(t *testing.T) {
 	}
 	if calls := serverCalls(t, filepath.Join(dir, "b")); len(calls) > 0 {
 		t.Errorf("beta received %v", calls)
+	}
+}
+
+// addBeta reloads the fixture with server beta, whose tools claim the
+// names of alpha's, and waits until the gateway reports the conflict.
+func (f *fixture) addBeta(t *testing.T, alpha, calls string, conflict <-chan string) {
+	t.Helper()
+	f.h.Apply(f.configure(t, "", alpha, demoServer(t, "beta", calls, "prefix = false")))
+	select {
+	case <-conflict:
+	case <-time.After(time.Minute):
+		t.Fatal("the gateway never reported the conflict beta brought")
 	}
 }
 
@@ -144,20 +141,7 @@ func TestANameWaitsForItsHolderToRestart(t *testing.T) {
 	}))
 	cs := f.connectHTTP(t, nil)
 
-	src := "audit_log = \"audit.jsonl\"\n" + alpha + demoServer(t, "beta", filepath.Join(dir, "b"), "prefix = false")
-	if err := os.WriteFile(f.cfgPath, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := config.Load(f.cfgPath, config.LoadOptions{})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	f.h.Apply(cfg)
-	select {
-	case <-conflict:
-	case <-time.After(time.Minute):
-		t.Fatal("the gateway never reported the conflict beta brought")
-	}
+	f.addBeta(t, alpha, filepath.Join(dir, "b"), conflict)
 	for i := range 2 { // alpha exits after each call and comes back
 		if res := callSettled(t, cs, "echo", map[string]any{"text": "x"}); res.IsError {
 			t.Fatalf("echo %d: %s", i, text(res))

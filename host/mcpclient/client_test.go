@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -351,11 +352,12 @@ func TestAuthChallengesAreRead(t *testing.T) {
 	}
 }
 
-func TestProgressOverHTTPArrivesBeforeTheResult(t *testing.T) {
-	env, _ := launch.BuildEnv(os.LookupEnv, nil, nil, false)
-	p, err := launch.NewLocal(launch.LocalOptions{}).Launch(t.Context(), launch.Spec{
-		Server: "web", Command: testbin.Path(t, "mcp-demo"), Args: []string{"--http", "127.0.0.1:0"}, Env: env, Dir: t.TempDir(),
-	})
+// demoOverHTTP starts mcp-demo serving Streamable HTTP with spec's
+// arguments and returns its URL; it is killed when the test ends.
+func demoOverHTTP(t *testing.T, spec launch.Spec) string {
+	t.Helper()
+	spec.Args = append(slices.Clone(spec.Args), "--http", "127.0.0.1:0")
+	p, err := launch.NewLocal(launch.LocalOptions{}).Launch(t.Context(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,6 +366,12 @@ func TestProgressOverHTTPArrivesBeforeTheResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return url
+}
+
+func TestProgressOverHTTPArrivesBeforeTheResult(t *testing.T) {
+	env, _ := launch.BuildEnv(os.LookupEnv, nil, nil, false)
+	url := demoOverHTTP(t, launch.Spec{Server: "web", Command: testbin.Path(t, "mcp-demo"), Env: env, Dir: t.TempDir()})
 	c, err := New(Options{Name: "web", HTTP: &HTTP{URL: url}})
 	if err != nil {
 		t.Fatal(err)
@@ -396,18 +404,7 @@ func TestServerLogMessagesArriveBeforeTheResult(t *testing.T) {
 			if transport == "stdio" {
 				opts.Stdio = &Stdio{Launcher: launch.NewLocal(launch.LocalOptions{}), Spec: spec}
 			} else {
-				web := spec
-				web.Args = append(web.Args, "--http", "127.0.0.1:0")
-				p, err := launch.NewLocal(launch.LocalOptions{}).Launch(t.Context(), web)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = p.Kill(); _ = p.Wait(context.Background()) })
-				url, err := procwatch.WaitLine(t.Context(), p.Stderr(), regexp.MustCompile(`listening on (http://\S+)`))
-				if err != nil {
-					t.Fatal(err)
-				}
-				opts.HTTP = &HTTP{URL: url}
+				opts.HTTP = &HTTP{URL: demoOverHTTP(t, spec)}
 			}
 			c, err := New(opts)
 			if err != nil {

@@ -4,18 +4,14 @@ package launcher
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 
-	"github.com/hashicorp/go-plugin"
 	"golang.org/x/sys/unix"
 
 	"github.com/toolgate/toolgate/sdk/internal/pb/launcherv1"
@@ -30,21 +26,17 @@ const fdPassingSupported = true
 var (
 	errNotPipes       = errors.New("the process's stdin, stdout and stderr are not all *os.File pipes")
 	errNoConnection   = errors.New("the host did not connect")
-	errNonceMismatch  = errors.New("the peer sent the wrong nonce")
-	errPeerUID        = errors.New("the peer runs as another user")
+	errNonceMismatch  = wire.ErrWrongNonce
+	errPeerUID        = wire.ErrPeerUser
 	errNoDescriptors  = errors.New("the launcher closed the hand-off connection without sending descriptors (it refused the hand-off)")
 	errBadDescriptors = errors.New("the launcher sent descriptors that are not the process's pipes")
 )
 
-// fdOffer is a plugin's offer of a process's pipes: a unix socket in a
-// private directory that accepts one connection, and the nonce that the
-// connection must present. Its goroutine serves that one connection.
+// fdOffer is a plugin's offer of a process's pipes over a
+// wire.Rendezvous. Its goroutine serves the one connection it allows.
 type fdOffer struct {
 	files  [3]*os.File // stdin, stdout, stderr: the plugin's copies
-	dir    string
-	path   string
-	ln     *net.UnixListener
-	nonce  []byte
+	rv     *wire.Rendezvous
 	faults fdFaults
 
 	done chan struct{} // closed when the connection was served; sent and err set before
@@ -59,43 +51,24 @@ func newFDOffer(proc Process, faults fdFaults) (*fdOffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A directory only this user can enter (MkdirTemp makes it 0700): no
-	// other user can even reach the socket. go-plugin's socket directory
-	// when the host set one, like the plugin's own gRPC socket.
-	dir, err := os.MkdirTemp(os.Getenv(plugin.EnvUnixSocketDir), "toolgate-fds-")
+	rv, err := wire.Listen("fds", "hand-off", fdNonceSize)
 	if err != nil {
-		return nil, fmt.Errorf("creating the hand-off directory: %w", err)
+		return nil, err
 	}
-	path := filepath.Join(dir, "fds.sock")
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	if err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("listening for the hand-off: %w", err)
-	}
-	o := &fdOffer{
-		files:  files,
-		dir:    dir,
-		path:   path,
-		ln:     ln,
-		nonce:  make([]byte, fdNonceSize),
-		faults: faults,
-		done:   make(chan struct{}),
-	}
-	_, _ = rand.Read(o.nonce) // never fails (crypto/rand)
+	o := &fdOffer{files: files, rv: rv, faults: faults, done: make(chan struct{})}
 	go o.serve()
 	return o, nil
 }
 
 func (o *fdOffer) pb() *launcherv1.FdOffer {
-	return &launcherv1.FdOffer{SocketPath: o.path, Nonce: o.nonce}
+	return &launcherv1.FdOffer{SocketPath: o.rv.Path, Nonce: o.rv.Nonce}
 }
 
 // close stops listening, removes the socket's directory, and reports
 // whether the descriptors were sent (and why not).
 func (o *fdOffer) close() (sent bool, err error) {
-	_ = o.ln.Close()
+	_ = o.rv.Close()
 	<-o.done
-	_ = os.RemoveAll(o.dir)
 	return o.sent, o.err
 }
 
@@ -106,39 +79,14 @@ func (o *fdOffer) serve() {
 }
 
 func (o *fdOffer) handOver() error {
-	_ = o.ln.SetDeadline(time.Now().Add(fdHandoffTimeout))
-	conn, err := o.ln.AcceptUnix()
-	// One connection only: whoever connects first gets the only try, and
-	// the socket disappears before anything is checked.
-	_ = o.ln.Close()
-	_ = os.RemoveAll(o.dir)
+	conn, err := o.rv.Accept(fdHandoffTimeout, o.faults.peerUID)
 	if errors.Is(err, net.ErrClosed) {
 		return errNoConnection // the host settled without connecting
 	}
 	if err != nil {
-		return fmt.Errorf("waiting for the host to connect: %w", err)
+		return err
 	}
 	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(fdHandoffTimeout))
-
-	peerUID := wire.PeerUID
-	if o.faults.peerUID != nil {
-		peerUID = o.faults.peerUID
-	}
-	uid, err := peerUID(conn)
-	if err != nil {
-		return fmt.Errorf("checking the peer's credentials: %w", err)
-	}
-	if int64(uid) != int64(os.Getuid()) {
-		return fmt.Errorf("%w (uid %d, not %d)", errPeerUID, uid, os.Getuid())
-	}
-	got := make([]byte, len(o.nonce))
-	if _, err := io.ReadFull(conn, got); err != nil {
-		return fmt.Errorf("reading the nonce: %w", err)
-	}
-	if subtle.ConstantTimeCompare(got, o.nonce) != 1 {
-		return errNonceMismatch
-	}
 	return withRawFDs(o.files[:], nil, func(fds []int) error {
 		if _, _, err := conn.WriteMsgUnix([]byte{1}, unix.UnixRights(fds...), nil); err != nil {
 			return fmt.Errorf("sending the descriptors: %w", err)

@@ -141,8 +141,8 @@ type LaneServer struct {
 	mu     sync.Mutex
 	closed bool
 	conns  map[net.Conn]struct{}
-	lns    map[net.Listener]struct{}
-	wg     sync.WaitGroup // offers and served connections
+	offers map[io.Closer]struct{} // offered lanes not taken up yet
+	wg     sync.WaitGroup         // offers and served connections
 }
 
 // NewLaneServer returns a lane server of impl's unary methods, as desc
@@ -156,7 +156,7 @@ func NewLaneServer(desc *grpc.ServiceDesc, impl any, log hclog.Logger) *LaneServ
 		log:     log,
 		methods: make(map[string]func(context.Context, func(any) error) (any, error), len(desc.Methods)),
 		conns:   map[net.Conn]struct{}{},
-		lns:     map[net.Listener]struct{}{},
+		offers:  map[io.Closer]struct{}{},
 	}
 	for _, m := range desc.Methods {
 		handler := m.Handler
@@ -173,8 +173,8 @@ func NewLaneServer(desc *grpc.ServiceDesc, impl any, log hclog.Logger) *LaneServ
 func (s *LaneServer) Close() {
 	s.mu.Lock()
 	s.closed = true
-	for ln := range s.lns {
-		_ = ln.Close()
+	for o := range s.offers {
+		_ = o.Close()
 	}
 	for c := range s.conns {
 		_ = c.Close()
@@ -195,16 +195,15 @@ func (s *LaneServer) track(c net.Conn) bool {
 	return true
 }
 
-// untrack forgets a served connection or an offer's listener.
+// untrack forgets a served connection or an offer.
 func (s *LaneServer) untrack(c io.Closer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch c := c.(type) {
-	case net.Conn:
-		delete(s.conns, c)
-	case net.Listener:
-		delete(s.lns, c)
+	if conn, ok := c.(net.Conn); ok {
+		delete(s.conns, conn)
+		return
 	}
+	delete(s.offers, c)
 }
 
 // serve answers the calls arriving on conn until it breaks. Each call

@@ -4,17 +4,12 @@ package wire
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/hashicorp/go-plugin"
 	"golang.org/x/sys/unix"
 
 	"github.com/toolgate/toolgate/sdk/internal/pb/pluginv1"
@@ -53,38 +48,25 @@ func peerCred(conn *net.UnixConn) (*unix.Ucred, error) {
 	return cred, credErr
 }
 
-// Offer opens a lane for one host connection: a unix socket in a fresh
-// directory only this user can enter, and the nonce the host must
-// present. The lane is served until it breaks or s is closed.
+// Offer opens a lane for one host connection (a Rendezvous) and serves
+// it until it breaks or s is closed.
 func (s *LaneServer) Offer() (*pluginv1.OpenLaneResponse, error) {
-	// go-plugin's socket directory when the host set one, like the
-	// plugin's own gRPC socket; MkdirTemp makes it 0700.
-	dir, err := os.MkdirTemp(os.Getenv(plugin.EnvUnixSocketDir), "toolgate-lane-")
+	rv, err := Listen("lane", "lane", laneNonceSize)
 	if err != nil {
-		return nil, fmt.Errorf("creating the lane's directory: %w", err)
+		return nil, err
 	}
-	path := filepath.Join(dir, "lane.sock")
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	if err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("listening for the lane: %w", err)
-	}
-	nonce := make([]byte, laneNonceSize)
-	_, _ = rand.Read(nonce) // never fails (crypto/rand)
-
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		_ = ln.Close()
-		_ = os.RemoveAll(dir)
+		_ = rv.Close()
 		return nil, errLaneClosed
 	}
-	s.lns[ln] = struct{}{}
+	s.offers[rv] = struct{}{}
 	s.wg.Add(1)
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
-		conn, err := s.accept(ln, dir, nonce)
+		conn, err := s.accept(rv)
 		if err != nil {
 			s.log.Warn("the host did not take up the direct lane; calls stay on gRPC", "error", err)
 			return
@@ -96,43 +78,21 @@ func (s *LaneServer) Offer() (*pluginv1.OpenLaneResponse, error) {
 		defer s.untrack(conn)
 		s.serve(conn)
 	}()
-	return &pluginv1.OpenLaneResponse{SocketPath: path, Nonce: nonce}, nil
+	return &pluginv1.OpenLaneResponse{SocketPath: rv.Path, Nonce: rv.Nonce}, nil
 }
 
-// accept takes the one connection an offer allows and checks it: the
-// peer's user, then the nonce. The socket is gone before anything is
-// checked, so whoever connects first gets the only try.
-func (s *LaneServer) accept(ln *net.UnixListener, dir string, nonce []byte) (*net.UnixConn, error) {
-	_ = ln.SetDeadline(time.Now().Add(laneHandshakeTimeout))
-	conn, err := ln.AcceptUnix()
-	_ = ln.Close()
-	s.untrack(ln)
-	_ = os.RemoveAll(dir)
+// accept takes the host's connection and acknowledges its nonce.
+func (s *LaneServer) accept(rv *Rendezvous) (*net.UnixConn, error) {
+	conn, err := rv.Accept(laneHandshakeTimeout, nil)
+	s.untrack(rv)
 	if err != nil {
-		return nil, fmt.Errorf("waiting for the host to connect: %w", err)
+		return nil, err
 	}
-	check := func() error {
-		_ = conn.SetDeadline(time.Now().Add(laneHandshakeTimeout))
-		uid, err := PeerUID(conn)
-		if err != nil {
-			return fmt.Errorf("checking the peer's credentials: %w", err)
-		}
-		if int64(uid) != int64(os.Getuid()) {
-			return fmt.Errorf("the peer runs as uid %d, not %d", uid, os.Getuid())
-		}
-		got := make([]byte, len(nonce))
-		if _, err := io.ReadFull(conn, got); err != nil {
-			return fmt.Errorf("reading the nonce: %w", err)
-		}
-		if subtle.ConstantTimeCompare(got, nonce) != 1 {
-			return errors.New("the peer sent the wrong nonce")
-		}
-		if _, err := conn.Write([]byte{laneAck}); err != nil {
-			return fmt.Errorf("accepting the peer: %w", err)
-		}
-		return conn.SetDeadline(time.Time{})
+	if _, err := conn.Write([]byte{laneAck}); err != nil {
+		_ = conn.Close()
+		return nil, fmt.Errorf("accepting the peer: %w", err)
 	}
-	if err := check(); err != nil {
+	if err := conn.SetDeadline(time.Time{}); err != nil {
 		_ = conn.Close()
 		return nil, err
 	}

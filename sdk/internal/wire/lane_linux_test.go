@@ -42,9 +42,9 @@ func (e echoConfig) Configure(ctx context.Context, config json.RawMessage) []sdk
 	return []sdk.Diagnostic{{Severity: sdk.SeverityWarning, Summary: key}}
 }
 
-// openLane serves PluginService with impl on a lane and opens it, as a
-// host and a plugin would.
-func openLane(t *testing.T, impl any) (*Lane, *LaneServer) {
+// offerLane serves PluginService with impl and offers a lane, as a
+// plugin would.
+func offerLane(t *testing.T, impl any) (*LaneServer, *pluginv1.OpenLaneResponse) {
 	t.Helper()
 	t.Setenv(plugin.EnvUnixSocketDir, t.TempDir())
 	ls := NewLaneServer(&pluginv1.PluginService_ServiceDesc, &PluginServer{Kind: sdk.KindHook, Impl: impl}, nil)
@@ -53,6 +53,14 @@ func openLane(t *testing.T, impl any) (*Lane, *LaneServer) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ls, offer
+}
+
+// openLane offers a lane as offerLane does and opens it, as the host
+// would.
+func openLane(t *testing.T, impl any) (*Lane, *LaneServer) {
+	t.Helper()
+	ls, offer := offerLane(t, impl)
 	lane, err := dialLane(t.Context(), offer, os.Getpid())
 	if err != nil {
 		t.Fatal(err)
@@ -200,13 +208,7 @@ func TestLaneCancelledCallerHandsOnTheReading(t *testing.T) {
 }
 
 func TestLaneSocketMustBeThePluginProcesss(t *testing.T) {
-	t.Setenv(plugin.EnvUnixSocketDir, t.TempDir())
-	ls := NewLaneServer(&pluginv1.PluginService_ServiceDesc, &PluginServer{Kind: sdk.KindHook}, nil)
-	defer ls.Close()
-	offer, err := ls.Offer()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, offer := offerLane(t, nil)
 	lane, err := dialLane(t.Context(), offer, os.Getpid()+1)
 	if err == nil {
 		_ = lane.Close()
@@ -294,13 +296,7 @@ func (recordingConn) NewStream(context.Context, *grpc.StreamDesc, string, ...grp
 }
 
 func TestLaneRefusesAWrongNonceAndOffersOnce(t *testing.T) {
-	t.Setenv(plugin.EnvUnixSocketDir, t.TempDir())
-	ls := NewLaneServer(&pluginv1.PluginService_ServiceDesc, &PluginServer{Kind: sdk.KindHook}, nil)
-	defer ls.Close()
-	offer, err := ls.Offer()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, offer := offerLane(t, nil)
 	wrong := &pluginv1.OpenLaneResponse{SocketPath: offer.GetSocketPath(), Nonce: bytes.Repeat([]byte{7}, laneNonceSize)}
 	if lane, err := dialLane(t.Context(), wrong, 0); err == nil {
 		_ = lane.Close()

@@ -87,7 +87,10 @@ type Gateway struct {
 	mu       sync.Mutex
 	host     *host.Host
 	sessions map[string]*session
-	plan     *catalogPlan // the last plan built; reused while its key holds
+	// handshaking are HTTP sessions whose initialize is being answered:
+	// the client may already send requests with their id.
+	handshaking map[string]*session
+	plan        *catalogPlan // the last plan built; reused while its key holds
 	// holders are the tools that hold each upstream name served so far;
 	// see nameTools.
 	holders map[string]Owner
@@ -113,13 +116,14 @@ func New(opts Options) *Gateway {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Gateway{
-		opts:     opts,
-		log:      log.Named("gateway"),
-		impl:     impl,
-		ctx:      ctx,
-		cancel:   cancel,
-		changed:  make(chan struct{}, 1),
-		sessions: map[string]*session{},
+		opts:        opts,
+		log:         log.Named("gateway"),
+		impl:        impl,
+		ctx:         ctx,
+		cancel:      cancel,
+		changed:     make(chan struct{}, 1),
+		sessions:    map[string]*session{},
+		handshaking: map[string]*session{},
 	}
 }
 
@@ -287,10 +291,14 @@ func (g *Gateway) unregister(s *session) {
 	}
 }
 
+// session returns the live or handshaking session with id, or nil.
 func (g *Gateway) session(id string) *session {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.sessions[id]
+	if s := g.sessions[id]; s != nil {
+		return s
+	}
+	return g.handshaking[id]
 }
 
 // catalogPlan is the upstream form of one step's catalog, shared by every

@@ -213,14 +213,26 @@ func (g *Gateway) opening(sdk http.Handler) http.Handler {
 			http.Error(w, "toolgate is shutting down", http.StatusServiceUnavailable)
 			return
 		}
+		// The client may send requests (its GET stream) with the new
+		// session's id as soon as the answer is out, before bind: they
+		// find the session, and its idle timer, among the handshaking.
+		s.idle = newIdleTimer(g.opts.SessionTimeout, s.end)
+		g.mu.Lock()
+		g.handshaking[s.id] = s
+		g.mu.Unlock()
 		sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)))
+		bound := false
 		for ss := range s.server.Sessions() {
-			// Set before bind publishes s to other requests.
-			s.idle = newIdleTimer(g.opts.SessionTimeout, s.end)
 			s.bind(ss)
-			return
+			bound = true
+			break
 		}
-		s.end()
+		g.mu.Lock()
+		delete(g.handshaking, s.id)
+		g.mu.Unlock()
+		if !bound {
+			s.end()
+		}
 	})
 }
 

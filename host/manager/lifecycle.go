@@ -103,12 +103,17 @@ func (m *Manager) toolsChanged(s *server, gen int) {
 }
 
 // scheduleRelist lists s's tools again after delay, coalescing requests
-// that arrive meanwhile. Called with m.mu held.
+// that arrive meanwhile. Each request restarts the delay, but never past
+// RelistMaxWait after the first one: a server announcing changes without
+// pause is still re-listed. One relist runs at a time; a request due
+// while one runs makes it run once more. Called with m.mu held.
 func (m *Manager) scheduleRelist(s *server, gen int, delay time.Duration) {
+	now := time.Now()
 	if s.relisting != nil {
-		s.relisting.Reset(delay)
+		s.relisting.Reset(max(0, min(delay, s.relistBy.Sub(now))))
 		return
 	}
+	s.relistBy = now.Add(m.opts.RelistMaxWait)
 	s.relisting = time.AfterFunc(delay, func() {
 		m.mu.Lock()
 		if m.closed || s.gen != gen {
@@ -116,10 +121,27 @@ func (m *Manager) scheduleRelist(s *server, gen int, delay time.Duration) {
 			return
 		}
 		s.relisting = nil
+		if s.listing {
+			s.listAgain = true
+			m.mu.Unlock()
+			return
+		}
+		s.listing = true
 		m.wg.Add(1)
 		m.mu.Unlock()
 		defer m.wg.Done()
-		m.relist(s, gen)
+		for g := gen; ; {
+			m.relist(s, g)
+			m.mu.Lock()
+			// listAgain is only set by a request of the current client,
+			// which may be newer than the one just listed.
+			again := s.listAgain && !m.closed
+			s.listAgain, s.listing, g = false, again, s.gen
+			m.mu.Unlock()
+			if !again {
+				return
+			}
+		}
 	})
 }
 

@@ -52,6 +52,10 @@ type Options struct {
 	HTTPClient *http.Client
 	// RelistDelay debounces tools/list_changed bursts; 0 means 100 ms.
 	RelistDelay time.Duration
+	// RelistMaxWait bounds how long a burst that never pauses can put a
+	// re-list off; 0 means 1 s. A server that announces changes without
+	// end is still re-listed about once per RelistMaxWait.
+	RelistMaxWait time.Duration
 	// Restart is the crash-restart backoff; the zero value means 1 s
 	// doubling to 30 s. Set Restart.Disabled to never restart.
 	Restart RestartPolicy
@@ -110,6 +114,9 @@ type server struct {
 	retired   bool          // removed or replaced by Apply: never act again
 	changes   int           // list_changed notifications seen for gen
 	relisting *time.Timer   // pending debounced relist
+	relistBy  time.Time     // the pending relist runs by then, whatever arrives
+	listing   bool          // a relist is running
+	listAgain bool          // a relist came due while one was running
 	settled   chan struct{} // closed when the first startup attempt ended
 }
 
@@ -123,6 +130,9 @@ func New(cfg *config.Config, opts Options) *Manager {
 	}
 	if opts.RelistDelay <= 0 {
 		opts.RelistDelay = 100 * time.Millisecond
+	}
+	if opts.RelistMaxWait <= 0 {
+		opts.RelistMaxWait = time.Second
 	}
 	if opts.Restart.Initial <= 0 {
 		opts.Restart.Initial = time.Second

@@ -53,15 +53,23 @@ type fixture struct {
 
 func start(t *testing.T, servers ...config.Server) *fixture {
 	t.Helper()
+	return startWith(t, func(*manager.Options) {}, servers...)
+}
+
+// startWith is start with options changed by tune.
+func startWith(t *testing.T, tune func(*manager.Options), servers ...config.Server) *fixture {
+	t.Helper()
 	cfg := &config.Config{Servers: servers, Exposure: config.Exposure{NameLimit: 64}}
 	rec := &events.Recorder{}
-	m := manager.New(cfg, manager.Options{
+	opts := manager.Options{
 		Events:       rec,
 		Environments: environment.New(cfg, environment.Options{Local: launch.NewLocal(launch.LocalOptions{})}),
 		LookupEnv:    func(k string) (string, bool) { return os.LookupEnv(k) },
 		RelistDelay:  20 * time.Millisecond,
 		Restart:      manager.RestartPolicy{Initial: 50 * time.Millisecond, Max: 200 * time.Millisecond},
-	})
+	}
+	tune(&opts)
+	m := manager.New(cfg, opts)
 	t.Cleanup(func() {
 		if err := m.Close(); err != nil {
 			t.Errorf("closing manager: %v", err)
@@ -339,6 +347,40 @@ func TestListChangedRefreshesCatalog(t *testing.T) {
 	}
 	if !has("mcp__live__fresh") {
 		t.Errorf("catalog lacks the tool added at runtime")
+	}
+}
+
+// TestListChangedStormStillRelists: a server announcing list changes
+// faster than the debounce delay, without pause, is still re-listed, so
+// a tool it adds during the storm reaches the catalog.
+func TestListChangedStormStillRelists(t *testing.T) {
+	// Notifications every 2 ms against a 1 s debounce: even a loaded
+	// machine never pauses the storm long enough for the debounce alone
+	// to run a relist; only the 1.5 s cap does.
+	f := startWith(t, func(o *manager.Options) {
+		o.RelistDelay, o.RelistMaxWait = time.Second, 1500*time.Millisecond
+	}, demo(t, "stormy", "--list-changed-storm", "2ms"))
+	rev := f.m.Revision()
+	if _, err := f.m.CallTool(t.Context(), "stormy", "mutate_tools", map[string]any{"add": []string{"fresh"}}, nil, mcpclient.CallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The storm goes on while we wait: without a cap on the debounce, no
+	// relist would ever run. The deadline only bounds a failing run.
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	for {
+		if _, err := f.rec.WaitFor(ctx, func(e events.Event) bool {
+			s, ok := e.(events.ServerState)
+			return ok && s.Server == "stormy" && s.Revision > rev
+		}); err != nil {
+			t.Fatalf("no re-list during a list_changed storm: %v", err)
+		}
+		for _, ti := range f.m.Catalog().Tools {
+			if ti.ModelName == "mcp__stormy__fresh" {
+				return
+			}
+		}
+		rev = f.m.Revision() // a relist that started before the tool was added
 	}
 }
 

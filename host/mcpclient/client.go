@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -126,6 +127,9 @@ type Client struct {
 	log    hclog.Logger
 	router readRouter
 	pause  pauseGroup
+	// strays counts stray responses a stdio server sent (answers with
+	// no usable id), ignored rather than ending the connection.
+	strays atomic.Int64
 
 	// recovering is a one-permit semaphore: concurrent callers that hit
 	// an expired session share one re-initialization.
@@ -321,7 +325,7 @@ func (c *Client) connect(ctx context.Context, version string) error {
 			defer c.wg.Done()
 			pumpStderr(proc.Stderr(), tail, c.log.Named("stderr"), secrets)
 		}()
-		transport = &stdioTransport{rwc: proc, router: &c.router, secrets: secrets}
+		transport = &stdioTransport{rwc: proc, router: &c.router, secrets: secrets, strays: &c.strays, log: c.log}
 	} else {
 		transport, _ = c.httpTransport()
 	}

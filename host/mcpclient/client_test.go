@@ -243,6 +243,27 @@ func TestTimeoutCancelsTheServerCall(t *testing.T) {
 	}
 }
 
+// TestStrayResponsesDoNotEndTheSession: a real server that follows every
+// answer with a response carrying "id": null and one without an id stays
+// connected and callable; the strays are counted.
+func TestStrayResponsesDoNotEndTheSession(t *testing.T) {
+	c := demoClient(t, "--stray-responses")
+	for i := range 3 {
+		res, err := c.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}}, CallOptions{})
+		if err != nil {
+			t.Fatalf("call %d after stray responses: %v", i, err)
+		}
+		if res.IsError {
+			t.Fatalf("call %d: error result %+v", i, res.Content)
+		}
+	}
+	// initialize, tools/list and three calls were answered, each followed
+	// by two strays; the last pair may still be on its way.
+	if got := c.strays.Load(); got < 8 {
+		t.Errorf("counted %d stray responses, want at least 8", got)
+	}
+}
+
 func TestProgressReachesTheCaller(t *testing.T) {
 	c := demoClient(t)
 	got := make(chan float64, 16)

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -41,6 +42,10 @@ type stdioTransport struct {
 	// secrets are values quoted errors must not show (the server's
 	// credential-named environment variables).
 	secrets []string
+	// strays counts ignored stray messages (see isStrayResponse); nil
+	// counts nowhere. log hears about the first one.
+	strays *atomic.Int64
+	log    hclog.Logger
 }
 
 func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
@@ -49,6 +54,8 @@ func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 		r:       bufio.NewReaderSize(t.rwc, 64<<10),
 		router:  t.router,
 		secrets: t.secrets,
+		strays:  t.strays,
+		log:     t.log,
 	}, nil
 }
 
@@ -57,6 +64,8 @@ type stdioConn struct {
 	r       *bufio.Reader
 	router  *readRouter
 	secrets []string
+	strays  *atomic.Int64
+	log     hclog.Logger
 	queue   []jsonrpc.Message // the rest of a batch; read side only
 
 	wmu sync.Mutex // one message per Write, whole
@@ -74,12 +83,12 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if c.closed.Load() {
 		return nil, io.EOF // nothing more is read once closed, queued or not
 	}
-	if len(c.queue) > 0 {
-		msg := c.queue[0]
-		c.queue = c.queue[1:]
-		return msg, nil
-	}
 	for {
+		if len(c.queue) > 0 {
+			msg := c.queue[0]
+			c.queue = c.queue[1:]
+			return msg, nil
+		}
 		line, err := c.readLine()
 		if err != nil {
 			return nil, err
@@ -89,16 +98,62 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			continue // tolerate blank lines between messages
 		}
 		if line[0] == '[' {
-			if msg, err := c.readBatch(line); !errors.Is(err, errNotABatch) {
-				return msg, err
+			err := c.readBatch(line)
+			if err == nil {
+				continue // the batch's messages are queued (maybe none)
+			}
+			if !errors.Is(err, errNotABatch) {
+				return nil, err
 			}
 		}
 		msg, err := jsonrpc.DecodeMessage(line)
 		if err != nil {
+			if isStrayResponse(line) {
+				c.ignoreStray()
+				continue
+			}
 			return nil, c.notJSONRPC(line)
 		}
 		c.router.route(msg)
 		return msg, nil
+	}
+}
+
+// isStrayResponse reports whether data is a JSON-RPC 2.0 response that no
+// request can own: "id": null (which JSON-RPC reserves for errors about a
+// request whose id could not be read) or no id at all (a notification
+// shaped like a response). go-sdk's decoder refuses both, which would end
+// the connection; like any response to an id nobody sent, it is dropped.
+func isStrayResponse(data []byte) bool {
+	var m struct {
+		Version string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  json.RawMessage `json:"method"`
+		Result  json.RawMessage `json:"result"`
+		Error   json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(data, &m) != nil || m.Version != "2.0" || m.Method != nil {
+		return false
+	}
+	noID := m.ID == nil || string(m.ID) == "null"
+	return noID && (m.Result != nil || m.Error != nil)
+}
+
+// ignoreStray counts one dropped stray response; the first one of a
+// connection is worth a warning, later ones only a debug line.
+func (c *stdioConn) ignoreStray() {
+	n := int64(1)
+	if c.strays != nil {
+		n = c.strays.Add(1)
+	}
+	if c.log == nil {
+		return
+	}
+	const msg = "ignoring a response without a usable id from the server (a JSON-RPC error in the server?)"
+	if n == 1 {
+		c.log.Warn(msg, "ignored_so_far", n)
+	} else {
+		c.log.Debug(msg, "ignored_so_far", n)
 	}
 }
 
@@ -179,26 +234,30 @@ func linePreview(line []byte, secrets []string) string {
 // (a log line such as "[INFO] started"), to be reported as such.
 var errNotABatch = errors.New("not a batch")
 
-func (c *stdioConn) readBatch(line []byte) (jsonrpc.Message, error) {
+// readBatch queues the messages of a JSON-RPC batch, leaving out stray
+// responses.
+func (c *stdioConn) readBatch(line []byte) error {
 	var raws []json.RawMessage
 	if err := json.Unmarshal(line, &raws); err != nil {
-		return nil, errNotABatch
+		return errNotABatch
 	}
 	if len(raws) == 0 {
-		return nil, errors.New("reading from the server: an empty JSON-RPC batch")
+		return errors.New("reading from the server: an empty JSON-RPC batch")
 	}
 	for _, raw := range raws {
 		msg, err := jsonrpc.DecodeMessage(raw)
 		if err != nil {
-			return nil, fmt.Errorf("reading a batch from the server: element %q is %s",
+			if isStrayResponse(raw) {
+				c.ignoreStray()
+				continue
+			}
+			return fmt.Errorf("reading a batch from the server: element %q is %s",
 				linePreview(raw, c.secrets), whatIsWrong(raw))
 		}
 		c.router.route(msg)
 		c.queue = append(c.queue, msg)
 	}
-	msg := c.queue[0]
-	c.queue = c.queue[1:]
-	return msg, nil
+	return nil
 }
 
 // Write sends one message as one line. Concurrent writes do not

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -261,5 +262,36 @@ func TestStdioCloseEndsAPendingReadOnce(t *testing.T) {
 	}
 	if n := rwc.closes.Load(); n != 1 {
 		t.Fatalf("the process's stdio was closed %d times, want 1", n)
+	}
+}
+
+// TestStdioIgnoresStrayResponses: a response with "id": null or no id at
+// all answers nothing; it is counted and skipped, alone or in a batch, and
+// the messages around it are still delivered.
+func TestStdioIgnoresStrayResponses(t *testing.T) {
+	output := `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}` + "\n" +
+		`{"jsonrpc":"2.0","result":{}}` + "\n" +
+		`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n" +
+		`[{"jsonrpc":"2.0","id":null,"result":{}}]` + "\n" +
+		`[{"jsonrpc":"2.0","result":{}},{"jsonrpc":"2.0","id":2,"result":{}}]` + "\n"
+	rwc := &bufferRWC{in: strings.NewReader(output)}
+	var strays atomic.Int64
+	conn, err := (&stdioTransport{rwc: rwc, router: &readRouter{}, strays: &strays}).Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := readAll(conn.(*stdioConn))
+	if err != io.EOF {
+		t.Fatalf("reading ended with %v, want EOF: stray responses must not end the connection", err)
+	}
+	var ids []string
+	for _, m := range msgs {
+		ids = append(ids, idString(m.(*jsonrpc.Response).ID))
+	}
+	if !slices.Equal(ids, []string{"1", "2"}) {
+		t.Errorf("delivered responses %v, want [1 2]", ids)
+	}
+	if got := strays.Load(); got != 4 {
+		t.Errorf("counted %d stray responses, want 4", got)
 	}
 }

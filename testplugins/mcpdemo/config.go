@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -40,14 +41,16 @@ type Config struct {
 	RepeatCursor bool
 
 	// Misbehaviour on purpose.
-	CrashAfter      int
-	StderrNoise     bool
-	IgnoreUnknown   bool
-	FailInitialize  bool
-	ExitImmediately int // < 0: disabled
-	IgnoreSIGTERM   bool
-	SpawnChild      bool
-	SleepForever    bool // hidden: what the --spawn-child grandchild runs
+	CrashAfter       int
+	StderrNoise      bool
+	IgnoreUnknown    bool
+	FailInitialize   bool
+	ExitImmediately  int // < 0: disabled
+	IgnoreSIGTERM    bool
+	SpawnChild       bool
+	SleepForever     bool // hidden: what the --spawn-child grandchild runs
+	StrayResponses   bool
+	ListChangedStorm time.Duration // 0: off
 
 	// Observability and capabilities.
 	CallLog                 string
@@ -120,6 +123,8 @@ func newFlagSet(cfg *Config, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&cfg.ExitImmediately, "exit-immediately", -1, "print \""+startupFailureMessage+"\" to stderr and exit with status `CODE` before reading anything")
 	fs.BoolVar(&cfg.IgnoreSIGTERM, "ignore-sigterm", false, "ignore SIGTERM and stdin EOF; only SIGKILL ends the process")
 	fs.BoolVar(&cfg.SpawnChild, "spawn-child", false, "start a long-sleeping child in the same process group and print \"child pid N\" to stderr")
+	fs.BoolVar(&cfg.StrayResponses, "stray-responses", false, "stdio: after every response, also write a response with \"id\": null and a response-shaped message without an id (both answer nothing)")
+	fs.DurationVar(&cfg.ListChangedStorm, "list-changed-storm", 0, "stdio: once notifications/initialized arrives, send notifications/tools/list_changed every `INTERVAL` (e.g. 5ms) until the session ends")
 	fs.BoolVar(&cfg.SleepForever, sleepForeverFlag, false, "internal: sleep until killed (the --spawn-child child)")
 
 	fs.StringVar(&cfg.CallLog, "call-log", "", "append one JSON line per tools/call and per cancellation to `FILE`")
@@ -154,6 +159,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("validate flags: --crash-after %d is negative; pass 1 or more", c.CrashAfter)
 	case c.ExitImmediately > 255:
 		return fmt.Errorf("validate flags: --exit-immediately %d is not an exit status; pass 0..255", c.ExitImmediately)
+	case c.ListChangedStorm < 0:
+		return fmt.Errorf("validate flags: --list-changed-storm %s is negative; pass an interval such as 5ms", c.ListChangedStorm)
 	case c.Name == "":
 		return errors.New("validate flags: --name is empty; pass a server name")
 	}

@@ -1,8 +1,11 @@
 package mcpdemo
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,14 +30,49 @@ func isLegacyMethod(method string) bool {
 
 // GateTransport wraps the transport a server session runs on with the
 // behaviours that must act below go-sdk: --ignore-unknown (drop requests
-// before the server sees them, so nothing answers) and --crash-after (exit
-// only once the response bytes are written).
+// before the server sees them, so nothing answers), --crash-after (exit
+// only once the response bytes are written) and --list-changed-storm
+// (faster than go-sdk's own debounced notifications ever go).
 func (d *Demo) GateTransport(inner mcp.Transport) mcp.Transport {
-	if !d.cfg.IgnoreUnknown && d.cfg.CrashAfter <= 0 {
+	if !d.cfg.IgnoreUnknown && d.cfg.CrashAfter <= 0 && d.cfg.ListChangedStorm <= 0 {
 		return inner
 	}
 	return &gateTransport{inner: inner, demo: d}
 }
+
+// strayResponses is what --stray-responses writes after every response:
+// an error response with "id": null (as a server whose JSON-RPC layer
+// failed to parse a request sends) and a response without any id. go-sdk
+// cannot encode either, so they are written as raw lines.
+const strayResponses = `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}` + "\n" +
+	`{"jsonrpc":"2.0","result":{}}` + "\n"
+
+// strayWriter is the stdio writer under --stray-responses. go-sdk writes
+// one message per Write, so each response is followed by the stray lines
+// whole, and the lock keeps concurrent writes from interleaving.
+type strayWriter struct {
+	mu sync.Mutex
+	w  io.WriteCloser
+}
+
+func (s *strayWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, err := s.w.Write(p)
+	if err != nil {
+		return n, err
+	}
+	if msg, derr := jsonrpc.DecodeMessage(bytes.TrimSpace(p)); derr == nil {
+		if _, ok := msg.(*jsonrpc.Response); ok {
+			if _, err := io.WriteString(s.w, strayResponses); err != nil {
+				return n, err
+			}
+		}
+	}
+	return n, nil
+}
+
+func (s *strayWriter) Close() error { return s.w.Close() }
 
 type gateTransport struct {
 	inner mcp.Transport
@@ -46,7 +84,7 @@ func (t *gateTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &gateConn{Connection: conn, demo: t.demo, calls: map[jsonrpc.ID]bool{}}, nil
+	return &gateConn{Connection: conn, demo: t.demo, calls: map[jsonrpc.ID]bool{}, closed: make(chan struct{})}, nil
 }
 
 type gateConn struct {
@@ -55,6 +93,43 @@ type gateConn struct {
 
 	mu    sync.Mutex
 	calls map[jsonrpc.ID]bool // in-flight tools/call request ids
+
+	storm     sync.Once     // --list-changed-storm starts once
+	stormDone chan struct{} // closed when the storm goroutine returns
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+// Close ends the session and waits for a storm to stop writing.
+func (c *gateConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	err := c.Connection.Close()
+	if c.stormDone != nil {
+		<-c.stormDone
+	}
+	return err
+}
+
+// startStorm sends notifications/tools/list_changed every interval until
+// the connection closes or a write fails. Called from Read, once.
+func (c *gateConn) startStorm(ctx context.Context, interval time.Duration) {
+	c.stormDone = make(chan struct{})
+	note := &jsonrpc.Request{Method: "notifications/tools/list_changed"}
+	go func() {
+		defer close(c.stormDone)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-c.closed:
+				return
+			case <-tick.C:
+			}
+			if err := c.Connection.Write(context.WithoutCancel(ctx), note); err != nil {
+				return
+			}
+		}
+	}()
 }
 
 func (c *gateConn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -64,6 +139,9 @@ func (c *gateConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return msg, err
 		}
 		req, ok := msg.(*jsonrpc.Request)
+		if ok && req.Method == "notifications/initialized" && c.demo.cfg.ListChangedStorm > 0 {
+			c.storm.Do(func() { c.startStorm(ctx, c.demo.cfg.ListChangedStorm) })
+		}
 		if !ok || !req.IsCall() {
 			return msg, nil
 		}

@@ -131,6 +131,13 @@
 //	                      print "fatal: demo startup failure" to stderr and exit
 //	                      with CODE before reading anything.
 //	--ignore-sigterm      ignore SIGTERM and stdin EOF: only SIGKILL ends it.
+//	--stray-responses     stdio: follow every response with a response whose
+//	                      "id" is null and one without an id (raw lines go-sdk
+//	                      cannot encode); a client must skip both.
+//	--list-changed-storm INTERVAL
+//	                      stdio: once notifications/initialized arrives, send
+//	                      notifications/tools/list_changed every INTERVAL
+//	                      (e.g. 2ms) until the session ends, undebounced.
 //	--spawn-child         at start, re-execute this binary as a long sleeper in
 //	                      the same process group and print "child pid N" to
 //	                      stderr; proves a host kills the whole group. The

@@ -485,3 +485,71 @@ func TestServerSecretsStayOutOfLogsAndErrors(t *testing.T) {
 		}
 	}
 }
+
+// lockedBuffer collects log output written from several goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestOneBadToolCostsOnlyItself: a listing with a tool whose name is a
+// number and one whose name holds a lone UTF-16 surrogate keeps every
+// other tool; each skipped tool is logged with its index and problem,
+// and a name listed twice is logged too.
+func TestOneBadToolCostsOnlyItself(t *testing.T) {
+	logs := &lockedBuffer{}
+	env, err := launch.BuildEnv(os.LookupEnv, nil, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(Options{Name: "demo", Logger: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Warn}), Stdio: &Stdio{
+		Launcher: launch.NewLocal(launch.LocalOptions{}),
+		Spec:     launch.Spec{Server: "demo", Command: testbin.Path(t, "mcp-demo"), Args: []string{"--bad-tools"}, Env: env, Dir: t.TempDir()},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tools, err := c.ListTools(ctx)
+	if err != nil {
+		t.Fatalf("one bad tool failed the whole listing: %v", err)
+	}
+	var names []string
+	for _, tool := range tools {
+		names = append(names, tool.Name)
+		if strings.ContainsRune(tool.Name, '\uFFFD') {
+			t.Errorf("tool %q was kept, but its name cannot be sent back", tool.Name)
+		}
+	}
+	for _, want := range []string{"echo", "add", "write_file"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("tool %s is missing after a bad tool was skipped: %v", want, names)
+		}
+	}
+	for _, want := range []string{
+		"skipping a tool the server listed: it is not a valid tool", "index_in_page=0",
+		"skipping a tool the server listed: its name", "index_in_page=1",
+		`the server lists two tools with the same name`, `tool="\"echo\""`,
+	} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, logs.String())
+		}
+	}
+}

@@ -25,7 +25,8 @@ var ErrCatalogLimit = errors.New("tool catalog limit exceeded")
 func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	var (
 		tools []*mcp.Tool
-		seen  = map[string]bool{}
+		seen  = map[string]bool{} // cursors
+		named = map[string]bool{} // tool names
 		param = &mcp.ListToolsParams{}
 	)
 	for page := 1; ; page++ {
@@ -36,6 +37,15 @@ func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 		})
 		if err != nil {
 			return nil, fmt.Errorf("listing tools: %w", specificError(err))
+		}
+		for _, t := range res.Tools {
+			if named[t.Name] {
+				// Both are kept, as before; the model sees them under
+				// distinct names, but the server cannot tell them apart.
+				c.log.Warn("the server lists two tools with the same name; calls to either reach whichever the server picks",
+					"tool", fmt.Sprintf("%q", t.Name))
+			}
+			named[t.Name] = true
 		}
 		tools = append(tools, res.Tools...)
 		if len(tools) > MaxTools {

@@ -48,6 +48,9 @@ type stdioTransport struct {
 	log    hclog.Logger
 }
 
+// toolsListMethod is the request whose answers are decoded tool by tool.
+const toolsListMethod = "tools/list"
+
 func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 	return &stdioConn{
 		rwc:     t.rwc,
@@ -67,6 +70,10 @@ type stdioConn struct {
 	strays  *atomic.Int64
 	log     hclog.Logger
 	queue   []jsonrpc.Message // the rest of a batch; read side only
+
+	// listing holds the ids of tools/list requests in flight, whose
+	// answers keepWellFormedTools cleans before go-sdk decodes them.
+	listing sync.Map // jsonrpc.ID → struct{}
 
 	wmu sync.Mutex // one message per Write, whole
 
@@ -115,6 +122,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return nil, c.notJSONRPC(line)
 		}
 		c.router.route(msg)
+		c.cleanToolList(msg)
 		return msg, nil
 	}
 }
@@ -255,16 +263,41 @@ func (c *stdioConn) readBatch(line []byte) error {
 				linePreview(raw, c.secrets), whatIsWrong(raw))
 		}
 		c.router.route(msg)
+		c.cleanToolList(msg)
 		c.queue = append(c.queue, msg)
 	}
 	return nil
 }
 
+// cleanToolList drops the malformed tools of an answer to tools/list.
+func (c *stdioConn) cleanToolList(msg jsonrpc.Message) {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || !resp.ID.IsValid() {
+		return
+	}
+	if _, ok := c.listing.LoadAndDelete(resp.ID); !ok || resp.Error != nil {
+		return
+	}
+	resp.Result = keepWellFormedTools(resp.Result, func(index int, problem string) {
+		if c.log != nil {
+			c.log.Warn("skipping a tool the server listed: "+problem, "index_in_page", index)
+		}
+	})
+}
+
 // Write sends one message as one line. Concurrent writes do not
 // interleave.
-func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == toolsListMethod && req.IsCall() {
+		c.listing.Store(req.ID, struct{}{})
+		defer func() {
+			if err != nil {
+				c.listing.Delete(req.ID) // no answer will come
+			}
+		}()
 	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {

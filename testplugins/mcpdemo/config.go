@@ -50,6 +50,7 @@ type Config struct {
 	SpawnChild       bool
 	SleepForever     bool // hidden: what the --spawn-child grandchild runs
 	StrayResponses   bool
+	BadTools         bool
 	ListChangedStorm time.Duration // 0: off
 
 	// Observability and capabilities.
@@ -124,6 +125,7 @@ func newFlagSet(cfg *Config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.IgnoreSIGTERM, "ignore-sigterm", false, "ignore SIGTERM and stdin EOF; only SIGKILL ends the process")
 	fs.BoolVar(&cfg.SpawnChild, "spawn-child", false, "start a long-sleeping child in the same process group and print \"child pid N\" to stderr")
 	fs.BoolVar(&cfg.StrayResponses, "stray-responses", false, "stdio: after every response, also write a response with \"id\": null and a response-shaped message without an id (both answer nothing)")
+	fs.BoolVar(&cfg.BadTools, "bad-tools", false, "stdio: every tools/list answer also lists a tool named 5 (a number), one whose name holds a lone UTF-16 surrogate, and a second tool named echo")
 	fs.DurationVar(&cfg.ListChangedStorm, "list-changed-storm", 0, "stdio: once notifications/initialized arrives, send notifications/tools/list_changed every `INTERVAL` (e.g. 5ms) until the session ends")
 	fs.BoolVar(&cfg.SleepForever, sleepForeverFlag, false, "internal: sleep until killed (the --spawn-child child)")
 

@@ -134,6 +134,9 @@
 //	--stray-responses     stdio: follow every response with a response whose
 //	                      "id" is null and one without an id (raw lines go-sdk
 //	                      cannot encode); a client must skip both.
+//	--bad-tools           stdio: every tools/list answer also lists a tool whose
+//	                      name is the number 5, one whose name holds a lone
+//	                      UTF-16 surrogate (\ud800), and a second "echo".
 //	--list-changed-storm INTERVAL
 //	                      stdio: once notifications/initialized arrives, send
 //	                      notifications/tools/list_changed every INTERVAL

@@ -47,29 +47,50 @@ func (d *Demo) GateTransport(inner mcp.Transport) mcp.Transport {
 const strayResponses = `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}` + "\n" +
 	`{"jsonrpc":"2.0","result":{}}` + "\n"
 
-// strayWriter is the stdio writer under --stray-responses. go-sdk writes
-// one message per Write, so each response is followed by the stray lines
-// whole, and the lock keeps concurrent writes from interleaving.
+// badTools is what --bad-tools adds to every tools/list answer, raw:
+// a tool whose name is a number, one whose name holds a lone UTF-16
+// surrogate, and a second tool named echo.
+const badTools = `{"name":5,"inputSchema":{"type":"object"}},` +
+	`{"name":"lone\ud800surrogate","inputSchema":{"type":"object"}},` +
+	`{"name":"echo","description":"a second echo","inputSchema":{"type":"object"}}`
+
+// strayWriter is the stdio writer under --stray-responses and --bad-tools:
+// they need bytes go-sdk cannot encode. go-sdk writes one message per
+// Write, so each is handled whole, and the lock keeps concurrent writes
+// from interleaving.
 type strayWriter struct {
-	mu sync.Mutex
-	w  io.WriteCloser
+	mu       sync.Mutex
+	w        io.WriteCloser
+	strays   bool
+	badTools bool
 }
 
 func (s *strayWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n, err := s.w.Write(p)
-	if err != nil {
-		return n, err
-	}
-	if msg, derr := jsonrpc.DecodeMessage(bytes.TrimSpace(p)); derr == nil {
-		if _, ok := msg.(*jsonrpc.Response); ok {
-			if _, err := io.WriteString(s.w, strayResponses); err != nil {
-				return n, err
+	msg, derr := jsonrpc.DecodeMessage(bytes.TrimSpace(p))
+	resp, isResp := msg.(*jsonrpc.Response)
+	out := p
+	if derr == nil && isResp && s.badTools {
+		if i := bytes.Index(resp.Result, []byte(`"tools":[`)); i >= 0 {
+			at := i + len(`"tools":[`)
+			result := append(append(append([]byte(nil), resp.Result[:at]...), badTools+","...), resp.Result[at:]...)
+			line, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: resp.ID, Result: result})
+			if err != nil {
+				return 0, err
 			}
+			out = append(line, '\n')
 		}
 	}
-	return n, nil
+	if _, err := s.w.Write(out); err != nil {
+		return 0, err
+	}
+	if derr == nil && isResp && s.strays {
+		if _, err := io.WriteString(s.w, strayResponses); err != nil {
+			return len(p), err
+		}
+	}
+	return len(p), nil
 }
 
 func (s *strayWriter) Close() error { return s.w.Close() }

@@ -23,8 +23,8 @@ const maxHTTPBody = 64 << 20
 // peer closes r (EOF: returns nil) or ctx ends (returns ctx.Err()). Under
 // --ignore-sigterm EOF does not end it; only ctx does.
 func (d *Demo) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
-	if d.cfg.StrayResponses {
-		w = &strayWriter{w: w}
+	if d.cfg.StrayResponses || d.cfg.BadTools {
+		w = &strayWriter{w: w, strays: d.cfg.StrayResponses, badTools: d.cfg.BadTools}
 	}
 	t := d.GateTransport(&mcp.IOTransport{Reader: r, Writer: w})
 	ss, err := d.server.Connect(ctx, t, nil)

@@ -45,19 +45,20 @@ func startServe(t *testing.T, env []string, args ...string) *serveProcess {
 	t.Helper()
 	cmd := procwatch.DieWithTest(exec.Command(testbin.Path(t, "toolgate"), append([]string{"serve"}, args...)...))
 	cmd.Env = append(os.Environ(), env...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Our own pipes, not StderrPipe/StdoutPipe: cmd.Wait (below, as soon
+	// as the process exits) closes those, and a test still reading what
+	// toolgate wrote before exiting would lose it.
+	stderr, stderrW := pipe(t)
+	stdout, stdoutW := pipe(t)
+	cmd.Stderr, cmd.Stdout = stderrW, stdoutW
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	stdout, err := cmd.StdoutPipe()
+	err = cmd.Start()
+	_ = stderrW.Close() // the child has its copies
+	_ = stdoutW.Close()
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	p := &serveProcess{cmd: cmd, stderr: stderr, stdin: stdin, stdout: stdout, exited: make(chan error, 1)}
@@ -67,6 +68,17 @@ func startServe(t *testing.T, env []string, args ...string) *serveProcess {
 		<-p.exited
 	})
 	return p
+}
+
+// pipe returns an OS pipe whose read end the test closes at cleanup.
+func pipe(t *testing.T) (*os.File, *os.File) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	return r, w
 }
 
 // url waits for the line that says where toolgate serves.

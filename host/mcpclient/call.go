@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"sync"
 	"time"
@@ -68,6 +69,15 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParams, opts 
 		}
 		if ctx.Err() == nil {
 			// A live session would have answered: prefer why it died.
+			// A broken stdio connection means the session is ending:
+			// wait for its reason (exit status, stderr tail) rather than
+			// report a bare EOF.
+			if c.opts.Stdio != nil && connectionBroke(err) {
+				select {
+				case <-c.done:
+				case <-ctx.Done():
+				}
+			}
 			select {
 			case <-c.done:
 				if cerr := c.Err(); cerr != nil {
@@ -79,6 +89,12 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParams, opts 
 		return nil, fmt.Errorf("calling tool %q: %w", params.Name, specificError(err))
 	}
 	return res, nil
+}
+
+// connectionBroke reports whether a request failed because the
+// connection under the session ended.
+func connectionBroke(err error) bool {
+	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 func cloneMeta(m mcp.Meta) mcp.Meta {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -143,6 +144,7 @@ type Client struct {
 	expired *mcp.ClientSession // HTTP: the session the server forgot, until recovered
 	proc    launch.Process     // stdio only
 	stderr  *tailBuffer        // stdio only
+	pumped  chan struct{}      // stdio only: closed when the stderr pump has read everything
 	closing bool               // Close was called: an end is not a crash
 	done    chan struct{}      // closed when state becomes StateClosed
 	wg      sync.WaitGroup     // stderr pump, session watchers, old-session closers
@@ -316,13 +318,15 @@ func (c *Client) connect(ctx context.Context, version string) error {
 			return fmt.Errorf("starting server process: %w", err)
 		}
 		tail := newTailBuffer(stderrTailLines, stderrTailBytes)
+		pumped := make(chan struct{})
 		c.mu.Lock()
-		c.proc, c.stderr = proc, tail
+		c.proc, c.stderr, c.pumped = proc, tail, pumped
 		c.mu.Unlock()
 		secrets := envSecrets(c.opts.Stdio.Spec.Env)
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
+			defer close(pumped)
 			pumpStderr(proc.Stderr(), tail, c.log.Named("stderr"), secrets)
 		}()
 		transport = &stdioTransport{rwc: proc, router: &c.router, secrets: secrets, strays: &c.strays, log: c.log}
@@ -417,6 +421,7 @@ func (c *Client) watch(s *mcp.ClientSession) {
 
 	c.mu.Lock()
 	closing, proc, current := c.closing, c.proc, c.session == s
+	tail, pumped := c.stderr, c.pumped
 	if current && !closing && c.opts.HTTP != nil && expiredError(werr) {
 		// The server forgot the session (a 404 on its event stream). The
 		// next request re-initializes; until then the client stays ready.
@@ -435,6 +440,7 @@ func (c *Client) watch(s *mcp.ClientSession) {
 	}
 	// The server ended the session on its own: a crash, or an exit.
 	var reason error
+	var stderr string
 	if proc != nil {
 		_ = proc.Close()
 		if exit := proc.Wait(context.Background()); exit != nil {
@@ -442,14 +448,34 @@ func (c *Client) watch(s *mcp.ClientSession) {
 		} else {
 			reason = errors.New("server process exited with status 0")
 		}
+		stderr = c.stderrTail(tail, pumped)
 	} else {
 		reason = fmt.Errorf("session ended: %w", werr)
 		if werr == nil {
 			reason = errors.New("session ended by the server")
 		}
 	}
-	c.finish(&ExitError{Server: c.name, Err: reason})
+	c.finish(&ExitError{Server: c.name, Err: reason, Stderr: stderr})
 	_ = s.Close()
+}
+
+// stderrDrainWait bounds how long a crash report waits for the last
+// stderr lines after the process exited: a child the server left behind
+// may hold the pipe open for ever.
+const stderrDrainWait = 500 * time.Millisecond
+
+// stderrTail returns the redacted last lines of an exited server's
+// stderr, once the pump has read them (or stderrDrainWait has passed).
+func (c *Client) stderrTail(tail *tailBuffer, pumped <-chan struct{}) string {
+	if pumped != nil {
+		t := time.NewTimer(stderrDrainWait)
+		select {
+		case <-pumped:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	return redactValues(tail.String(), envSecrets(c.opts.Stdio.Spec.Env))
 }
 
 // finish moves to StateClosed once.

@@ -299,6 +299,27 @@ func TestCrashEndsTheSessionWithItsReason(t *testing.T) {
 	}
 }
 
+// TestCrashDuringACallSaysWhy: a server that dies in the middle of a
+// call fails that call with the server's name, its exit status and the
+// last lines of its stderr, not a bare EOF; the session's end says the same.
+func TestCrashDuringACallSaysWhy(t *testing.T) {
+	c := demoClient(t, "--crash-tool")
+	_, err := c.CallTool(t.Context(), &mcp.CallToolParams{Name: "crash"}, CallOptions{})
+	var ee *ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("call in flight during a crash: %v, want the crash reason (an ExitError)", err)
+	}
+	for _, want := range []string{`MCP server "demo" stopped`, "exit status 3", "panic: crashing on purpose"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("call error %q lacks %q", err, want)
+		}
+	}
+	<-c.Done()
+	if !strings.Contains(c.Err().Error(), "panic: crashing on purpose") {
+		t.Errorf("the session's end %q lacks the stderr tail", c.Err())
+	}
+}
+
 func TestListingLimits(t *testing.T) {
 	t.Run("too many tools", func(t *testing.T) {
 		c := demoClient(t, "--no-default-tools", "--tools", "2049", "--page-size", "500")

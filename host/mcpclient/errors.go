@@ -42,10 +42,14 @@ func (e *StartError) Unwrap() error { return e.Err }
 type ExitError struct {
 	Server string
 	Err    error
+	Stderr string // last lines of a stdio server's stderr (redacted), "" when none
 }
 
 func (e *ExitError) Error() string {
-	return fmt.Sprintf("MCP server %q stopped: %v", e.Server, e.Err)
+	if e.Stderr == "" {
+		return fmt.Sprintf("MCP server %q stopped: %v", e.Server, e.Err)
+	}
+	return fmt.Sprintf("MCP server %q stopped: %v; stderr: %s", e.Server, e.Err, e.Stderr)
 }
 
 func (e *ExitError) Unwrap() error { return e.Err }

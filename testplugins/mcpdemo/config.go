@@ -33,6 +33,7 @@ type Config struct {
 	LongNames        bool
 	CollidingNames   bool
 	HiddenTool       bool
+	CrashTool        bool
 	ConnectorMeta    bool
 	AnnotationMatrix bool
 
@@ -110,6 +111,7 @@ func newFlagSet(cfg *Config, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&cfg.GeneratedTools, "tools", 0, "register `N` generated tools gen_00001..gen_N, each with a distinct English description")
 	fs.BoolVar(&cfg.LongNames, "long-names", false, "register tools whose names are 130 and 200 characters long")
 	fs.BoolVar(&cfg.CollidingNames, "colliding-names", false, "register tools tool-name, tool_name and tool.name")
+	fs.BoolVar(&cfg.CrashTool, "crash-tool", false, "register crash, which prints a panic line to stderr and exits with status 3 without answering the call")
 	fs.BoolVar(&cfg.HiddenTool, "hidden-tool", false, "register hidden_tool with _meta.ui.visibility = [\"app\"]")
 	fs.BoolVar(&cfg.ConnectorMeta, "connector-meta", false, "give every tool the untrusted _meta keys connector_id, connector_name, connector_display_name, connector_description, connectorDescription and the harmless key keep_me")
 	fs.BoolVar(&cfg.AnnotationMatrix, "annotation-matrix", false, "register hint_ro<0|1>_d<u|1|0>_ow<u|1|0> for every annotation combination, plus hint_none without annotations")

@@ -90,6 +90,9 @@
 //	                     small input schema; each answers "gen_NNNNN ok".
 //	--long-names         tools named by [LongToolNames]: 130 and 200 bytes.
 //	--colliding-names    tools tool-name, tool_name and tool.name.
+//	--crash-tool         crash: prints "panic: crashing on purpose ..." to
+//	                     stderr and exits with status 3 ([CrashExitCode])
+//	                     in the middle of the call, without answering it.
 //	--hidden-tool        hidden_tool with _meta.ui.visibility = ["app"].
 //	--connector-meta     every tool's _meta carries [ConnectorMeta]:
 //	                     connector_id, connector_name, connector_display_name,

@@ -2,6 +2,7 @@ package mcpdemo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -129,6 +130,17 @@ func (d *Demo) registerTools() {
 		for _, name := range CollidingToolNames() {
 			d.addOKTool(name, "One of three tools whose names collide after normalization: "+name+".")
 		}
+	}
+	if d.cfg.CrashTool {
+		d.server.AddTool(d.decorate(&mcp.Tool{
+			Name:        "crash",
+			Description: "Crash the server in the middle of this call, without answering it.",
+			InputSchema: emptyObjectSchema(),
+		}), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			d.stderr.printf("panic: crashing on purpose in the middle of a call (--crash-tool)")
+			d.exit(CrashExitCode)
+			return nil, errors.New("unreachable: the process exited")
+		})
 	}
 	if d.cfg.HiddenTool {
 		d.server.AddTool(d.decorate(&mcp.Tool{

@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/host/terminal"
+	"github.com/toolgate/toolgate/internal/safetext"
 	"github.com/toolgate/toolgate/internal/spelling"
 )
 
@@ -79,7 +80,9 @@ unknown; 2 bad usage or an invalid configuration.`,
 					return exit(ExitFailure, err)
 				}
 			} else {
-				fmt.Fprintln(g.io.Out, res.Output().Text)
+				// The text is the server's: escapes in it must not act on
+				// the user's terminal (--json shows it raw).
+				fmt.Fprintln(g.io.Out, safetext.Block(res.Output().Text))
 			}
 			if res.Status != events.CallCompleted {
 				return exit(ExitFailure, nil)

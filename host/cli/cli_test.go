@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/host/cli"
 	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testbin"
+	"github.com/toolgate/toolgate/testplugins/mcpdemo"
 )
 
 func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
@@ -311,4 +312,77 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// TestServerTextCannotDriveTheTerminal: a server whose tool name,
+// description, result and stderr carry a screen clear, a title escape, a
+// NUL and a bidi override (U+202E) gets all of them shown as visible
+// escapes by servers, tools, search and call, in toolgate's log and in
+// the audit log — never written raw.
+func TestServerTextCannotDriveTheTerminal(t *testing.T) {
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	cfg := writeConfig(t, `audit_log = "`+audit+`"
+exposure { mode = "deferred" }
+server "h" {
+  command = "MCP_DEMO"
+  args    = ["--no-default-tools", "--hostile-text"]
+}
+server "dead" {
+  command = "MCP_DEMO"
+  args    = ["--hostile-text", "--exit-immediately", "4"]
+}`)
+	raw := []string{"\x1b", "\x00", "\x07", "\u202e"}
+	check := func(what, text string) {
+		t.Helper()
+		for _, r := range raw {
+			if strings.Contains(text, r) {
+				t.Errorf("%s shows %q raw:\n%q", what, r, text)
+			}
+		}
+	}
+	servers := run(t, nil, "servers", "--log-level", "info", "--config", cfg)
+	check("servers", servers.stdout)
+	// The log's own colours are toolgate's, not the server's.
+	check("servers' log", regexp.MustCompile(`\x1b\[[0-9;]*m`).ReplaceAllString(servers.stderr, ""))
+	if !strings.Contains(servers.stdout, `\x1b[2J`) || !strings.Contains(servers.stderr, `\u202etxt.exe`) {
+		t.Errorf("servers should show the escapes visibly:\nstdout:\n%s\nstderr:\n%s", servers.stdout, servers.stderr)
+	}
+
+	tools := run(t, nil, "tools", "--config", cfg)
+	check("tools", tools.stdout)
+	if !strings.Contains(tools.stdout, `h/hostile\x1b[2J\u202eeman`) {
+		t.Errorf("tools should show the raw name with visible escapes:\n%s", tools.stdout)
+	}
+	search := run(t, nil, "search", "hostile harmless", "--config", cfg)
+	check("search", search.stdout)
+
+	var listed struct {
+		Tools []struct {
+			ModelName string `json:"model_name"`
+			Tool      string
+		}
+	}
+	js := run(t, nil, "tools", "--json", "--config", cfg)
+	if err := json.Unmarshal([]byte(js.stdout), &listed); err != nil {
+		t.Fatal(err)
+	}
+	name := ""
+	for _, tl := range listed.Tools {
+		if tl.Tool == mcpdemo.HostileToolName {
+			name = tl.ModelName
+		}
+	}
+	if name == "" {
+		t.Fatalf("tools --json lacks the hostile tool:\n%s", js.stdout)
+	}
+	call := run(t, nil, "call", name, "--config", cfg)
+	check("call", call.stdout)
+	if call.code != 0 || !strings.Contains(call.stdout, `override \u202etxt.exe`) {
+		t.Errorf("call: exit %d\n%s\n%s", call.code, call.stdout, call.stderr)
+	}
+	data, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("the audit log", string(data))
 }

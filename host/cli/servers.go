@@ -11,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate/host"
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/manager"
+	"github.com/toolgate/toolgate/internal/safetext"
 )
 
 func newServersCmd(g *globals) *cobra.Command {
@@ -94,6 +95,9 @@ func printServers(g *globals, status []manager.ServerStatus) {
 }
 
 // oneLine keeps a table row on one line.
+// oneLine shows server-supplied text in one table cell: whitespace runs
+// become one space, and escapes and bidi controls become visible rather
+// than acting on the terminal.
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return safetext.Line(strings.Join(strings.Fields(s), " "))
 }

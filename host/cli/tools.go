@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/host/approval"
 	"github.com/toolgate/toolgate/host/catalog"
 	"github.com/toolgate/toolgate/host/exposure"
+	"github.com/toolgate/toolgate/internal/safetext"
 )
 
 // toolRow is one tool as `toolgate tools` shows it.
@@ -89,7 +90,7 @@ func newToolsCmd(g *globals) *cobra.Command {
 				if r.NeedsApproval {
 					asks = "asks"
 				}
-				fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s: %s\t%s\n", r.ModelName, r.Server, r.Tool, annotationText(r.Annotations), r.ApprovalMode, asks, r.Exposure)
+				fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s: %s\t%s\n", r.ModelName, r.Server, safetext.Line(r.Tool), annotationText(r.Annotations), r.ApprovalMode, asks, r.Exposure)
 			}
 			return tw.Flush()
 		},

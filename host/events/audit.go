@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/toolgate/toolgate/internal/safetext"
 )
 
 // AuditSink appends every event as one JSON line to the audit log:
@@ -196,5 +198,7 @@ func marshal(v any) ([]byte, error) {
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
+	// Server-supplied text may carry U+202E and friends, which
+	// encoding/json leaves raw: escape them so the log reads as it is.
+	return safetext.JSON(bytes.TrimSuffix(b.Bytes(), []byte{'\n'})), nil
 }

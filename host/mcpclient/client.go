@@ -377,7 +377,7 @@ func (c *Client) connectError(ctx context.Context, err error) error {
 		exitText = "; server process exited with status 0"
 	}
 	return &StartError{Err: fmt.Errorf("initializing: %w%s", err, exitText),
-		Stderr: redactValues(tail.String(), envSecrets(c.opts.Stdio.Spec.Env))}
+		Stderr: stderrReport(tail, envSecrets(c.opts.Stdio.Spec.Env))}
 }
 
 func (c *Client) clientOptions() *mcp.ClientOptions {
@@ -475,7 +475,7 @@ func (c *Client) stderrTail(tail *tailBuffer, pumped <-chan struct{}) string {
 		}
 		t.Stop()
 	}
-	return redactValues(tail.String(), envSecrets(c.opts.Stdio.Spec.Env))
+	return stderrReport(tail, envSecrets(c.opts.Stdio.Spec.Env))
 }
 
 // finish moves to StateClosed once.

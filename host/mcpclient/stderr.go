@@ -8,6 +8,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolgate/toolgate/host/launch"
+
+	"github.com/toolgate/toolgate/internal/safetext"
 )
 
 // What a startup error quotes of the server's stderr: enough to show a
@@ -18,9 +20,16 @@ const (
 )
 
 // pumpStderr logs every stderr line under log, with the server's own
-// secrets redacted, and keeps the tail (redacted when it is quoted).
+// secrets redacted and terminal escapes shown rather than acted on, and
+// keeps the tail (treated the same when it is quoted: see stderrReport).
 func pumpStderr(r io.Reader, tail *tailBuffer, log hclog.Logger, secrets []string) {
-	launch.PumpStderrRedacted(io.TeeReader(r, tail), log, func(s string) string { return redactValues(s, secrets) })
+	launch.PumpStderrRedacted(io.TeeReader(r, tail), log, func(s string) string { return safetext.Line(redactValues(s, secrets)) })
+}
+
+// stderrReport is the tail of a server's stderr as errors quote it:
+// its secrets redacted, escapes visible.
+func stderrReport(tail *tailBuffer, secrets []string) string {
+	return safetext.Block(redactValues(tail.String(), secrets))
 }
 
 // tailBuffer keeps the last bytes written to it.

@@ -34,6 +34,7 @@ type Config struct {
 	CollidingNames   bool
 	HiddenTool       bool
 	CrashTool        bool
+	HostileText      bool
 	ConnectorMeta    bool
 	AnnotationMatrix bool
 
@@ -112,6 +113,7 @@ func newFlagSet(cfg *Config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.LongNames, "long-names", false, "register tools whose names are 130 and 200 characters long")
 	fs.BoolVar(&cfg.CollidingNames, "colliding-names", false, "register tools tool-name, tool_name and tool.name")
 	fs.BoolVar(&cfg.CrashTool, "crash-tool", false, "register crash, which prints a panic line to stderr and exits with status 3 without answering the call")
+	fs.BoolVar(&cfg.HostileText, "hostile-text", false, "put terminal escapes and a bidi override in a tool's name, description and result, and in a stderr line at start")
 	fs.BoolVar(&cfg.HiddenTool, "hidden-tool", false, "register hidden_tool with _meta.ui.visibility = [\"app\"]")
 	fs.BoolVar(&cfg.ConnectorMeta, "connector-meta", false, "give every tool the untrusted _meta keys connector_id, connector_name, connector_display_name, connector_description, connectorDescription and the harmless key keep_me")
 	fs.BoolVar(&cfg.AnnotationMatrix, "annotation-matrix", false, "register hint_ro<0|1>_d<u|1|0>_ow<u|1|0> for every annotation combination, plus hint_none without annotations")

@@ -93,6 +93,9 @@
 //	--crash-tool         crash: prints "panic: crashing on purpose ..." to
 //	                     stderr and exits with status 3 ([CrashExitCode])
 //	                     in the middle of the call, without answering it.
+//	--hostile-text       a tool [HostileToolName] whose name, description and
+//	                     result, and a stderr line at start, carry terminal
+//	                     escapes, a NUL and a bidi override ([HostileText]).
 //	--hidden-tool        hidden_tool with _meta.ui.visibility = ["app"].
 //	--connector-meta     every tool's _meta carries [ConnectorMeta]:
 //	                     connector_id, connector_name, connector_display_name,

@@ -37,6 +37,9 @@ func Main(p Process) int {
 		sleepUntilKilled()
 		return 0
 	}
+	if cfg.HostileText {
+		fmt.Fprintln(p.Stderr, HostileText)
+	}
 	if cfg.ExitImmediately >= 0 {
 		fmt.Fprintln(p.Stderr, startupFailureMessage)
 		return cfg.ExitImmediately

@@ -1,0 +1,115 @@
+package safetext
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Line returns s for one line of output: every control character
+// (newlines and tabs too), every bidirectional control and every byte
+// that is not UTF-8 is replaced by a visible escape (\n, \t, \x1b,
+// \u202e, \xff). Text without any of them is returned as is.
+func Line(s string) string { return escape(s, false) }
+
+// Block is Line for multi-line text (a tool's result, a stderr tail):
+// newlines, tabs and the CR of a CRLF stay; everything else Line escapes
+// is escaped.
+func Block(s string) string { return escape(s, true) }
+
+func escape(s string, keepLayout bool) string {
+	i := firstUnsafe(s, keepLayout)
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case !unsafeRune(r, keepLayout), keepLayout && isCRLF(s, i):
+			b.WriteString(s[i : i+size])
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x80:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// firstUnsafe is the index of the first byte Line or Block would change,
+// or -1.
+func firstUnsafe(s string, keepLayout bool) int {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				return i
+			}
+		}
+		if unsafeRune(r, keepLayout) && !(keepLayout && isCRLF(s, i)) {
+			return i
+		}
+	}
+	return -1
+}
+
+// isCRLF reports whether s[i:] starts with "\r\n".
+func isCRLF(s string, i int) bool { return strings.HasPrefix(s[i:], "\r\n") }
+
+// unsafeRune reports whether r acts on a terminal or reorders text
+// rather than showing as itself.
+func unsafeRune(r rune, keepLayout bool) bool {
+	if keepLayout && (r == '\n' || r == '\t') {
+		return false
+	}
+	return unicode.IsControl(r) || isBidiControl(r) || r == '\u2028' || r == '\u2029'
+}
+
+// isBidiControl reports the Unicode bidirectional formatting characters:
+// marks, embeddings, overrides and isolates (Unicode's Bidi_Control).
+func isBidiControl(r rune) bool {
+	switch {
+	case r == '\u061c', r == '\u200e', r == '\u200f':
+		return true
+	case r >= '\u202a' && r <= '\u202e':
+		return true
+	case r >= '\u2066' && r <= '\u2069':
+		return true
+	}
+	return false
+}
+
+// JSON rewrites, inside encoded JSON, the bidirectional controls and line
+// separators that encoding/json leaves raw into \u escapes. The value
+// the JSON encodes is unchanged; a reader that views the file (an audit
+// log opened in a terminal or editor) sees the escape instead of text
+// that reads backwards. Control characters are escaped by encoding/json
+// already.
+func JSON(b []byte) []byte {
+	s := string(b)
+	if strings.IndexFunc(s, isBidiControl) < 0 {
+		return b
+	}
+	var out strings.Builder
+	out.Grow(len(s) + 16)
+	for _, r := range s {
+		if isBidiControl(r) {
+			fmt.Fprintf(&out, `\u%04x`, r)
+			continue
+		}
+		out.WriteRune(r)
+	}
+	return []byte(out.String())
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/host/launch"
 	"github.com/toolgate/toolgate/host/manager"
+	"github.com/toolgate/toolgate/host/mcpclient"
 	"github.com/toolgate/toolgate/host/pluginhost"
 )
 
@@ -62,8 +63,11 @@ type Host struct {
 	opts  Options
 	log   hclog.Logger
 	audit *events.AuditSink
-	local launch.Launcher
-	cwd   string
+	// secrets collects what every server was given (its clients add to
+	// it), so the audit log can redact any of them from any record.
+	secrets mcpclient.Secrets
+	local   launch.Launcher
+	cwd     string
 	// plugins runs the plugin blocks (hooks, Guardian, launchers); it
 	// follows reloads itself (see Apply).
 	plugins *pluginhost.Host
@@ -96,7 +100,8 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		h.cwd, _ = os.Getwd()
 	}
 	if cfg.AuditLog != "" {
-		a, err := events.OpenAudit(cfg.AuditLog, events.WithAuditLogger(log.Named("audit")))
+		a, err := events.OpenAudit(cfg.AuditLog, events.WithAuditLogger(log.Named("audit")),
+			events.WithAuditRedactor(h.secrets.Redact))
 		if err != nil {
 			bus.Close()
 			return nil, fmt.Errorf("opening audit log: %w", err)
@@ -116,6 +121,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 
 	mo := opts.Manager
 	mo.Logger, mo.Events, mo.Environments, mo.LookupEnv = log, bus, h.envs, opts.LookupEnv
+	mo.Secrets = &h.secrets
 	if opts.ClientInfo != nil {
 		mo.ClientInfo = opts.ClientInfo
 	}

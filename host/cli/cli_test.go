@@ -386,3 +386,57 @@ server "dead" {
 	}
 	check("the audit log", string(data))
 }
+
+// TestSecretsAServerWasGivenDoNotComeBackOut: a server that echoes the
+// credential it was configured with (an env value) in a result and in an
+// error result has it replaced by [REDACTED] in what toolgate call
+// prints and in the audit log; with redact_results = false the model
+// sees the value, and the audit log still does not.
+func TestSecretsAServerWasGivenDoNotComeBackOut(t *testing.T) {
+	const secret = "sk-live-0123456789abcdef"
+	for _, tc := range []struct {
+		name       string
+		block      string
+		shownRaw   bool
+		redactions int
+	}{
+		{"default", "", false, 1},
+		{"redact_results = false", "redact_results = false", true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			audit := filepath.Join(t.TempDir(), "audit.jsonl")
+			cfg := writeConfig(t, `audit_log = "`+audit+`"
+server "s" {
+  command = "MCP_DEMO"
+  env     = { API_TOKEN = "`+secret+`" }
+  default_tools_approval_mode = "approve"
+  `+tc.block+`
+}`)
+			for _, args := range [][]string{
+				{"call", "mcp__s__env", `{"names":["API_TOKEN"]}`},
+				{"call", "mcp__s__fail", `{"message":"bad token `+secret+`"}`},
+			} {
+				r := run(t, nil, append(args, "--config", cfg)...)
+				if got := strings.Contains(r.stdout, secret); got != tc.shownRaw {
+					t.Errorf("%s: output shows the secret = %v, want %v:\n%s", args[1], got, tc.shownRaw, r.stdout)
+				}
+				if !tc.shownRaw && !strings.Contains(r.stdout, "[REDACTED]") {
+					t.Errorf("%s: output lacks [REDACTED]:\n%s", args[1], r.stdout)
+				}
+				if strings.Contains(r.stderr, secret) {
+					t.Errorf("%s: the log shows the secret:\n%s", args[1], r.stderr)
+				}
+			}
+			data, err := os.ReadFile(audit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(data), secret) {
+				t.Errorf("the audit log records the secret:\n%s", data)
+			}
+			if !strings.Contains(string(data), "[REDACTED]") {
+				t.Errorf("the audit log should show where the secret was:\n%s", data)
+			}
+		})
+	}
+}

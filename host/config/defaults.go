@@ -63,6 +63,7 @@ func defaultServer(name string) Server {
 		StartupTimeout: DefaultStartupTimeout,
 		ToolTimeout:    DefaultToolTimeout,
 		Prefix:         true,
+		RedactResults:  true,
 		Environment:    LocalEnvironment,
 		// ProtocolAuto lets mcpclient pick a version every released
 		// server answers; pinning is the user's explicit choice.

@@ -88,6 +88,7 @@ func TestLoadDefaults(t *testing.T) {
 			ProtocolVersion: "auto",
 			Environment:     "local",
 			Prefix:          true,
+			RedactResults:   true,
 		}},
 	}
 	if diff := cmp.Diff(want, cfg, ignoreRanges); diff != "" {
@@ -207,6 +208,7 @@ server "files" {
   prefix  = false
   enabled = false
   supports_parallel_tool_calls = true
+  redact_results = false
 }
 `
 	cfg, dir := mustLoad(t, src, map[string]string{"GITHUB_TOKEN": "t0ken"})
@@ -244,6 +246,7 @@ server "files" {
 				Enabled: true, Required: true,
 				StartupTimeout: 12500 * time.Millisecond, ToolTimeout: 60 * time.Second,
 				ProtocolVersion: "2025-06-18", Environment: "local", Prefix: true, Exposure: ExposureDirect,
+				RedactResults: true,
 			},
 			{
 				Name: "files", Transport: TransportStdio,

@@ -120,6 +120,7 @@ type rawServer struct {
 	Prefix                   *hcl.Attribute `hcl:"prefix,optional"`
 	Exposure                 *hcl.Attribute `hcl:"exposure,optional"`
 	ParallelToolCalls        *hcl.Attribute `hcl:"supports_parallel_tool_calls,optional"`
+	RedactResults            *hcl.Attribute `hcl:"redact_results,optional"`
 
 	DeclRange hcl.Range // set by the loader
 }

@@ -278,6 +278,10 @@ type Server struct {
 	Prefix                   bool         // default true
 	Exposure                 ExposureMode // "" = follow the exposure block
 	ParallelToolCalls        bool         // supports_parallel_tool_calls
+	// RedactResults (default true) replaces the secrets the server was
+	// given (credential env values, tokens, credential headers) in the
+	// results the model gets. The audit log redacts them either way.
+	RedactResults bool
 
 	DeclRange hcl.Range
 }

@@ -35,6 +35,7 @@ import (
 type AuditSink struct {
 	path      string
 	log       hclog.Logger
+	redact    func(string) string // nil: records are written as encoded
 	errsCount atomic.Uint64
 
 	mu        sync.Mutex
@@ -54,6 +55,13 @@ func WithAuditLogger(logger hclog.Logger) AuditOption {
 			a.log = logger
 		}
 	}
+}
+
+// WithAuditRedactor passes every encoded record through redact before it
+// is written: the host replaces the secrets its servers were given, so a
+// server echoing one, or a model repeating it, leaves no copy on disk.
+func WithAuditRedactor(redact func(string) string) AuditOption {
+	return func(a *AuditSink) { a.redact = redact }
 }
 
 // OpenAudit opens the audit log at path for appending, creating it with
@@ -105,6 +113,9 @@ func OpenAudit(path string, opts ...AuditOption) (*AuditSink, error) {
 // full disk cannot flood the operator log or stop a call.
 func (a *AuditSink) Emit(e Event) {
 	rec, err := encodeRecord(e)
+	if a.redact != nil && err == nil {
+		rec = []byte(a.redact(string(rec)))
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err != nil {

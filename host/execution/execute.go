@@ -20,6 +20,14 @@ type Caller interface {
 	CallTool(ctx context.Context, server, tool string, args any, meta mcp.Meta, opts mcpclient.CallOptions) (*mcp.CallToolResult, error)
 }
 
+// SecretRedactor is implemented by a Caller that knows the secrets each
+// server was given (the manager). Execute redacts them from the event
+// projection and error of every call, and from the result itself when
+// inResults is set; nil redact means nothing to redact.
+type SecretRedactor interface {
+	Redactor(server string) (redact func(string) string, inResults bool)
+}
+
 // Options configure an [Executor]. Caller is required; every other zero
 // value is usable.
 type Options struct {
@@ -169,6 +177,10 @@ func (e *Executor) Execute(ctx context.Context, req Request) Result {
 	finished := e.now()
 	wall := finished.Sub(started)
 
+	redact, inResults := e.redactor(call.Server)
+	if inResults && raw != nil {
+		raw = RedactResult(raw, redact)
+	}
 	res := Result{Raw: raw, Status: events.CallCompleted, Wall: wall, model: e.model}
 	switch {
 	case err != nil:
@@ -197,14 +209,30 @@ func (e *Executor) Execute(ctx context.Context, req Request) Result {
 	}
 	if e.record {
 		ev.Result = EventProjection(res.Raw, res.Err)
+		if redact != nil && !inResults {
+			ev.Result = json.RawMessage(redact(string(ev.Result)))
+		}
 	}
 	if res.Err != nil {
 		ev.Error = Truncate(res.Err.Error(), EventResultMaxBytes)
+		if redact != nil {
+			ev.Error = redact(ev.Error)
+		}
 	}
 	if e.events != nil {
 		e.events.Emit(ev)
 	}
 	return res
+}
+
+// redactor is the Caller's redaction for server, if it has one.
+func (e *Executor) redactor(server string) (func(string) string, bool) {
+	r, ok := e.caller.(SecretRedactor)
+	if !ok {
+		return nil, false
+	}
+	redact, inResults := r.Redactor(server)
+	return redact, inResults && redact != nil
 }
 
 var errNoResult = errors.New("the connection manager returned neither a result nor an error")

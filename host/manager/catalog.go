@@ -127,6 +127,20 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args any, m
 	return c.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args, Meta: meta}, opts)
 }
 
+// Redactor returns what replaces the secrets server was given (see
+// mcpclient.Client.Redact) and whether its block wants them replaced in
+// the results the model gets too (redact_results). For a server with no
+// running client it returns nil.
+func (m *Manager) Redactor(server string) (redact func(string) string, inResults bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.servers[server]
+	if !ok || s.client == nil {
+		return nil, false
+	}
+	return s.client.Redact, s.cfg.RedactResults
+}
+
 // NotReady says why server cannot take calls now (errors.Is ErrNotReady):
 // it failed, crashed and waits to restart, is starting, or is disabled.
 // It is nil for a ready server and for a name no block declares.

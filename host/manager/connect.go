@@ -144,6 +144,7 @@ func (m *Manager) clientOptions(s *server, cfg config.Server, gen int) (mcpclien
 		ProtocolVersion: cfg.ProtocolVersion,
 		ClientInfo:      m.opts.ClientInfo,
 		Logger:          m.opts.Logger.Named("server").With("server", name),
+		Secrets:         m.opts.Secrets,
 		Handlers: mcpclient.Handlers{
 			ToolsChanged: func() { m.toolsChanged(s, gen) },
 		},

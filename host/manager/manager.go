@@ -41,6 +41,10 @@ type Options struct {
 	ClientInfo *mcp.Implementation
 	// Elicit answers server-initiated elicitations; nil declines them.
 	Elicit func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	// Secrets, when set, receives the secrets of every server's clients
+	// (mcpclient.Options.Secrets), for sinks that redact records about
+	// any server (the audit log).
+	Secrets *mcpclient.Secrets
 	// ServerLog receives notifications/message from servers, each before
 	// the results its server sent after it. It runs on the server
 	// connection's read path and must not block; nil logs them.

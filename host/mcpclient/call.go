@@ -81,12 +81,12 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParams, opts 
 			select {
 			case <-c.done:
 				if cerr := c.Err(); cerr != nil {
-					return nil, fmt.Errorf("calling tool %q: %w", params.Name, cerr)
+					return nil, c.secrets.redactError(fmt.Errorf("calling tool %q: %w", params.Name, cerr))
 				}
 			default:
 			}
 		}
-		return nil, fmt.Errorf("calling tool %q: %w", params.Name, specificError(err))
+		return nil, c.secrets.redactError(fmt.Errorf("calling tool %q: %w", params.Name, specificError(err)))
 	}
 	return res, nil
 }

@@ -118,6 +118,10 @@ type Options struct {
 	// Logger receives client logs and the server's stderr; nil discards.
 	Logger   hclog.Logger
 	Handlers Handlers
+	// Secrets, when set, also receives every secret this client learns
+	// (see [Secrets]): one set shared by a host's clients redacts records
+	// about any server.
+	Secrets *Secrets
 }
 
 // Client is the host's client for one server. Build it with New, then call
@@ -131,6 +135,8 @@ type Client struct {
 	// strays counts stray responses a stdio server sent (answers with
 	// no usable id), ignored rather than ending the connection.
 	strays atomic.Int64
+	// secrets are the values this server was given; see Redact.
+	secrets Secrets
 
 	// recovering is a one-permit semaphore: concurrent callers that hit
 	// an expired session share one re-initialization.
@@ -180,6 +186,12 @@ func New(opts Options) (*Client, error) {
 		recovering: make(chan struct{}, 1),
 	}
 	c.router.log = c.serverLog
+	c.secrets.also = opts.Secrets
+	if opts.Stdio != nil {
+		c.secrets.Add(envSecrets(opts.Stdio.Spec.Env)...)
+	} else {
+		c.secrets.Add(requestSecrets(opts.HTTP.Header)...)
+	}
 	return c, nil
 }
 
@@ -205,6 +217,14 @@ func supportedVersion(v string) bool {
 	}
 	return false
 }
+
+// Redact replaces in text every secret this server was given: the
+// values of its credential-named environment variables, of its
+// credential headers, and every Authorization credential sent to it,
+// OAuth access tokens included. Errors this client returns are already
+// redacted; callers redact what the server answered (tool results) and
+// anything else they show or record.
+func (c *Client) Redact(text string) string { return c.secrets.Redact(text) }
 
 // Name is the server's config name.
 func (c *Client) Name() string { return c.name }

@@ -72,11 +72,12 @@ func (c *Client) httpTransport() (mcp.Transport, *headerTransport) {
 		base = h.Client.Transport
 	}
 	t := &headerTransport{
-		base:   base,
-		header: h.Header,
-		router: &c.router,
-		delays: h.Retry.delays(),
-		log:    c.log.Named("http"),
+		base:    base,
+		header:  h.Header,
+		router:  &c.router,
+		delays:  h.Retry.delays(),
+		log:     c.log.Named("http"),
+		secrets: &c.secrets,
 	}
 	var handler auth.OAuthHandler
 	if h.OAuth != nil {
@@ -116,6 +117,8 @@ type headerTransport struct {
 	router *readRouter
 	delays []time.Duration
 	log    hclog.Logger
+	// secrets learns the credentials go-sdk's OAuth handler adds.
+	secrets *Secrets
 	// oauth: 401 and 403 go to go-sdk's OAuth hook as responses, once
 	// per request (see oauthAdapter).
 	oauth bool
@@ -132,6 +135,9 @@ func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	if r.Header.Get("User-Agent") == "" {
 		r.Header.Set("User-Agent", "toolgate/"+Version)
+	}
+	if t.secrets != nil {
+		t.secrets.addFromHeader(r.Header)
 	}
 	if r.Method != http.MethodPost {
 		resp, err := t.base.RoundTrip(r)

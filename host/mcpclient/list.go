@@ -36,7 +36,7 @@ func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 			return err
 		})
 		if err != nil {
-			return nil, fmt.Errorf("listing tools: %w", specificError(err))
+			return nil, c.secrets.redactError(fmt.Errorf("listing tools: %w", specificError(err)))
 		}
 		for _, t := range res.Tools {
 			if named[t.Name] {

@@ -5,7 +5,9 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -122,3 +124,80 @@ func envSecrets(env []string) []string {
 	}
 	return out
 }
+
+// Secrets holds values that must never come back out of toolgate: the
+// credential-named environment values a server was given, the values of
+// its credential headers, and every Authorization credential sent to it
+// (OAuth access tokens included, learned as requests go out). A server
+// that echoes one has it replaced by [REDACTED].
+//
+// Each Client keeps its own set; a set shared through Options.Secrets
+// also receives every value, for records about no single server (the
+// audit log). The zero value is an empty set; it is safe for concurrent
+// use.
+type Secrets struct {
+	mu     sync.RWMutex
+	values []string
+	known  map[string]bool
+	also   *Secrets // receives every value added here; nil: none
+}
+
+// Add records values; ones shorter than 4 bytes are ignored (they would
+// redact ordinary words).
+func (s *Secrets) Add(values ...string) {
+	s.mu.Lock()
+	for _, v := range values {
+		if len(v) < 4 || s.known[v] {
+			continue
+		}
+		if s.known == nil {
+			s.known = map[string]bool{}
+		}
+		s.known[v] = true
+		// Longest first, so a secret that contains another is replaced
+		// whole rather than leaving its remainder.
+		i, _ := slices.BinarySearchFunc(s.values, v, func(a, b string) int { return len(b) - len(a) })
+		s.values = slices.Insert(s.values, i, v)
+	}
+	s.mu.Unlock()
+	if s.also != nil {
+		s.also.Add(values...)
+	}
+}
+
+// addFromHeader records the credentials of an outgoing request's header.
+func (s *Secrets) addFromHeader(h http.Header) {
+	if h.Get("Authorization") == "" && h.Get("Proxy-Authorization") == "" {
+		return
+	}
+	s.Add(requestSecrets(h)...)
+}
+
+// Redact replaces every recorded value in text.
+func (s *Secrets) Redact(text string) string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return redactValues(text, s.values)
+}
+
+// redactError is err with its text redacted. errors.Is and errors.As
+// still reach the original through Unwrap; only the text changes, so no
+// caller that prints the error can show a secret.
+func (s *Secrets) redactError(err error) error {
+	if err == nil {
+		return nil
+	}
+	text := err.Error()
+	if clean := s.Redact(text); clean != text {
+		return &redactedError{text: clean, err: err}
+	}
+	return err
+}
+
+type redactedError struct {
+	text string
+	err  error
+}
+
+func (e *redactedError) Error() string { return e.text }
+func (e *redactedError) Unwrap() error { return e.err }

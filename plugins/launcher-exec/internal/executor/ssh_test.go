@@ -25,13 +25,14 @@ func freePort(t *testing.T) int {
 }
 
 // envConfig is the environment's config {} for this server, as the host
-// would decode it: the server's host key checked strictly against a
+// would decode it, running the ssh program client with the private key
+// file key: the server's host key checked strictly against a
 // known_hosts file of its own, and TOOLGATE_SSH_PROBE forwarded as an env
 // request (SendEnv), as ssh forwards LANG on many systems.
-func (d *sshServer) envConfig(t *testing.T, key string) map[string]any {
+func (d *sshServer) envConfig(client, key string) map[string]any {
 	return map[string]any{
 		"executor":                 "ssh",
-		"ssh":                      testbin.Program(t, "ssh", "the OpenSSH client (Debian: openssh-client)"),
+		"ssh":                      client,
 		"host":                     "127.0.0.1",
 		"port":                     d.port,
 		"user":                     d.user,
@@ -48,10 +49,11 @@ func (d *sshServer) envConfig(t *testing.T, key string) map[string]any {
 // call, env and cwd, a 4 MiB result, and no remote process left after the
 // session closes or the plugin dies.
 func TestSSHForReal(t *testing.T) {
+	client := testbin.Program(t, "ssh", "the OpenSSH client (Debian: openssh-client)")
 	d := startSSHServer(t)
 
 	t.Run("session", func(t *testing.T) {
-		c := inProcess(t, d.envConfig(t, d.clientKey))
+		c := inProcess(t, d.envConfig(client, d.clientKey))
 		dir := t.TempDir()
 		s := connect(t, c, launcher.Spec{
 			Server:  "remote-demo",
@@ -108,7 +110,7 @@ func TestSSHForReal(t *testing.T) {
 	})
 
 	t.Run("plugin killed", func(t *testing.T) {
-		b := binary(t, d.envConfig(t, d.clientKey))
+		b := binary(t, d.envConfig(client, d.clientKey))
 		s := connect(t, b.Plugin.(*launcher.Client), launcher.Spec{Server: "remote-demo", Command: demo(t), Env: baseEnv(nil)})
 		remote := s.remotePid(t)
 		killPlugin(t, b)
@@ -118,7 +120,7 @@ func TestSSHForReal(t *testing.T) {
 	})
 
 	t.Run("remote command missing", func(t *testing.T) {
-		c := inProcess(t, d.envConfig(t, d.clientKey))
+		c := inProcess(t, d.envConfig(client, d.clientKey))
 		_, err := c.Launch(t.Context(), launcher.Spec{Server: "remote-demo", Command: "toolgate-no-such-server"})
 		se := startError(t, err)
 		if se.Kind != launcher.KindNotFound || !containsAll(se.Message, `command "toolgate-no-such-server" not found on "127.0.0.1" over ssh`) {
@@ -127,7 +129,7 @@ func TestSSHForReal(t *testing.T) {
 	})
 
 	t.Run("key refused", func(t *testing.T) {
-		c := inProcess(t, d.envConfig(t, d.strangerKey))
+		c := inProcess(t, d.envConfig(client, d.strangerKey))
 		_, err := c.Launch(t.Context(), launcher.Spec{Server: "remote-demo", Command: demo(t)})
 		se := startError(t, err)
 		if se.Kind != launcher.KindExecutor || !containsAll(se.Message, "exit status 255", "identity_file") ||
@@ -137,7 +139,7 @@ func TestSSHForReal(t *testing.T) {
 	})
 
 	t.Run("nobody listening", func(t *testing.T) {
-		cfg := d.envConfig(t, d.clientKey)
+		cfg := d.envConfig(client, d.clientKey)
 		cfg["port"] = freePort(t)
 		c := inProcess(t, cfg)
 		_, err := c.Launch(t.Context(), launcher.Spec{Server: "remote-demo", Command: demo(t)})

@@ -66,8 +66,24 @@ $(INTEROP)/node_modules/.installed: $(INTEROP)/package.json $(INTEROP)/package-l
 	cd $(INTEROP) && npm ci --ignore-scripts --no-audit --no-fund
 	@touch $@
 
+# The ssh executor test drives the system's OpenSSH client against an SSH
+# server of its own. Fresh Debian images lack the client: as root with
+# apt-get it is installed, anywhere else its absence stops make test here.
+.PHONY: ssh-client
+ssh-client: ## make sure the OpenSSH client the ssh executor test drives is installed
+	@if command -v ssh >/dev/null; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "apt-get install openssh-client (for the ssh executor test)"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get install -y --no-install-recommends openssh-client >/dev/null 2>&1 || \
+			{ apt-get update >/dev/null && apt-get install -y --no-install-recommends openssh-client; }; \
+	else \
+		echo "the ssh executor test needs the OpenSSH client (ssh): install openssh-client (Debian/Ubuntu) or your system's OpenSSH, then rerun" >&2; \
+		exit 1; \
+	fi
+
 .PHONY: test
-test: build interop ## run every test with the race detector (builds binaries and referees first)
+test: build interop ssh-client ## run every test with the race detector (builds binaries and referees first)
 	TOOLGATE_BIN=$(BIN) TOOLGATE_TESTPLUGINS_DIR=$(BIN)/testplugins TOOLGATE_INTEROP=$(CURDIR)/$(INTEROP) \
 		$(GO) test -race -timeout $(TEST_TIMEOUT) $(TESTFLAGS) ./...
 

@@ -6,4 +6,8 @@
 // owns its verb (manager for discovery, exposure, approval, execution).
 // Front ends — the CLI, the gateway, Go callers — build a Host, Start it,
 // and drive steps through it.
+//
+// The package Example embeds a Host in a Go program: a configuration, its
+// servers started, and one step's tools and call; the gateway package's
+// Example serves a Host to an MCP client.
 package host

@@ -26,20 +26,7 @@
 // mutex that serializes Persist. Hooks, the reviewer and the Asker may be
 // called concurrently for different calls.
 //
-// Example:
-//
-//	proc := approval.New(approval.Options{
-//		Approval: cfg.Approval,
-//		Server:   cfg.Server,
-//		Asker:    terminal.New(os.Stdin, os.Stderr, terminal.Options{Interactive: true}),
-//		Persist: func(server, tool string) error {
-//			s, _ := cfg.Server(server)
-//			return config.RememberToolApproval(s.DeclRange.Filename, server, tool)
-//		},
-//		Events: bus,
-//		Logger: log,
-//	})
-//	if d := proc.Decide(ctx, req); !d.Approved {
-//		return toolError(d.Text) // the server is never contacted
-//	}
+// Examples: [New] builds the procedure a front end uses (an Asker, a
+// Persist) and shows "Allow for this session" remembered; [Procedure.Decide]
+// shows the annotation rules and a denial's text for the model.
 package approval

@@ -8,6 +8,7 @@ import (
 	"net"
 	"runtime/debug"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
@@ -69,91 +70,119 @@ Ctrl-C stops toolgate and every server it started.`,
 			if stdio && httpAddr != "" {
 				return exit(ExitUsage, errors.New("choose one of --stdio and --http"))
 			}
-			cfg, err := g.loadConfig()
-			if err != nil {
-				return err
-			}
-			var endpoint *gateway.Endpoint
-			if httpAddr != "" {
-				addr := httpAddr
-				if addr == listenFromConfig {
-					addr = ""
-				}
-				endpoint, err = gateway.NewEndpoint(cfg.Serve, addr, g.io.LookupEnv)
-				if err != nil {
-					return exit(ExitUsage, err)
-				}
-			}
-			g.tuneGC()
-			ctx := cmd.Context()
-			log := g.logger()
-			gw := gateway.New(gateway.Options{Logger: log})
-			h, sum, err := g.startHost(ctx, cfg, true, host.Options{
-				Asker:   gw,
-				Manager: manager.Options{ServerLog: gw.ForwardLog},
-			})
-			if err != nil {
-				_ = gw.Close()
-				return err
-			}
-			// Deferred in this order, the gateway ends its sessions and
-			// calls before the host stops the servers and plugins.
-			defer h.Close()
-			defer gw.Close()
-			if err := h.Manager.RequiredError(); err != nil {
-				return exit(ExitFailure, err)
-			}
-			if err := gw.Attach(h); err != nil {
-				if errors.Is(err, gateway.ErrToolName) {
-					return exit(ExitUsage, err)
-				}
-				return exit(ExitFailure, err)
-			}
-			// Reloads run until serving ends, and end before the gateway
-			// and host close (defers run last-in, first-out).
-			reloadCtx, stopReloads := context.WithCancel(ctx)
-			reloads := make(chan error, 1)
-			go func() {
-				reloads <- reload.Run(reloadCtx, reload.Options{Path: g.loadedPath, Watch: watch, Signal: true, Logger: log.Named("reload")},
-					g.reloader(h, g.loadedPath))
-			}()
-			defer func() {
-				stopReloads()
-				if err := <-reloads; err != nil {
-					fmt.Fprintln(g.io.Err, "toolgate: watching the configuration failed:", err)
-				}
-			}()
-			summary := fmt.Sprintf("toolgate: serving %d tools from %d MCP server(s)", len(gw.Tools()), len(sum.Ready))
-			if endpoint == nil {
-				fmt.Fprintln(g.io.Err, summary+" over stdio; stop with Ctrl-C or by closing stdin")
-				return g.serveStdio(cmd, gw)
-			}
-			ln, err := net.Listen("tcp", endpoint.Addr)
-			if err != nil {
-				return exit(ExitFailure, fmt.Errorf("listen on %s: %w (is another toolgate serve running? pick another port with --http)", endpoint.Addr, err))
-			}
-			url := gateway.URL(endpoint, ln.Addr())
-			fmt.Fprintf(g.io.Err, "%s at %s (Streamable HTTP)\n", summary, url)
-			if endpoint.RequiresToken() {
-				fmt.Fprintf(g.io.Err, "  every request needs: Authorization: Bearer $%s\n", endpoint.TokenEnvVar)
-				fmt.Fprintf(g.io.Err, "  try it: curl -s %s -H \"Authorization: Bearer $%s\" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' "+
-					"-d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"curl\",\"version\":\"1\"}}}'\n",
-					url, endpoint.TokenEnvVar)
-			} else {
-				fmt.Fprintf(g.io.Err, "  try it: npx -y @modelcontextprotocol/inspector --cli %s --method tools/list\n", url)
-			}
-			fmt.Fprintln(g.io.Err, "  stop with Ctrl-C")
-			if err := gw.ServeHTTP(ctx, ln, endpoint); err != nil {
-				return exit(ExitFailure, err)
-			}
-			fmt.Fprintln(g.io.Err, "toolgate: stopped")
-			return nil
+			return g.serve(cmd, httpAddr, watch)
 		},
 	}
 	cmd.Flags().BoolVar(&stdio, "stdio", false, "serve MCP on stdin/stdout (the default)")
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve Streamable HTTP at http://ADDR/mcp; \"config\" means serve { listen }")
 	cmd.Flags().BoolVar(&watch, "watch", false, "reload the configuration when its file changes (SIGHUP always reloads)")
 	return cmd
+}
+
+// serve runs toolgate serve: the host and its servers, the gateway in
+// front of them, configuration reloads, and the upstream transport
+// (stdio, or Streamable HTTP at httpAddr) until the client or a signal
+// ends it.
+func (g *globals) serve(cmd *cobra.Command, httpAddr string, watch bool) error {
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return err
+	}
+	var endpoint *gateway.Endpoint
+	if httpAddr != "" {
+		addr := httpAddr
+		if addr == listenFromConfig {
+			addr = ""
+		}
+		endpoint, err = gateway.NewEndpoint(cfg.Serve, addr, g.io.LookupEnv)
+		if err != nil {
+			return exit(ExitUsage, err)
+		}
+	}
+	g.tuneGC()
+	ctx := cmd.Context()
+	log := g.logger()
+	gw := gateway.New(gateway.Options{Logger: log})
+	h, sum, err := g.startHost(ctx, cfg, true, host.Options{
+		Asker:   gw,
+		Manager: manager.Options{ServerLog: gw.ForwardLog},
+	})
+	if err != nil {
+		_ = gw.Close()
+		return err
+	}
+	// Deferred in this order, the gateway ends its sessions and calls
+	// before the host stops the servers and plugins.
+	defer h.Close()
+	defer gw.Close()
+	if err := h.Manager.RequiredError(); err != nil {
+		return exit(ExitFailure, err)
+	}
+	if err := gw.Attach(h); err != nil {
+		if errors.Is(err, gateway.ErrToolName) {
+			return exit(ExitUsage, err)
+		}
+		return exit(ExitFailure, err)
+	}
+	// Reloads run until serving ends, and end before the gateway and host
+	// close (defers run last-in, first-out).
+	defer g.runReloads(ctx, h, watch, log)()
+
+	summary := fmt.Sprintf("toolgate: serving %d tools from %d MCP server(s)", len(gw.Tools()), len(sum.Ready))
+	if endpoint == nil {
+		fmt.Fprintln(g.io.Err, summary+" over stdio; stop with Ctrl-C or by closing stdin")
+		return g.serveStdio(cmd, gw)
+	}
+	return g.serveHTTP(ctx, gw, endpoint, summary)
+}
+
+// runReloads reloads h's configuration on SIGHUP (and file changes with
+// watch) in the background. The function it returns stops the reloads
+// and waits for them.
+func (g *globals) runReloads(ctx context.Context, h *host.Host, watch bool, log hclog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- reload.Run(ctx, reload.Options{Path: g.loadedPath, Watch: watch, Signal: true, Logger: log.Named("reload")},
+			g.reloader(h, g.loadedPath))
+	}()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			fmt.Fprintln(g.io.Err, "toolgate: watching the configuration failed:", err)
+		}
+	}
+}
+
+// serveHTTP listens at endpoint, tells the user where to connect, and
+// serves Streamable HTTP until ctx ends.
+func (g *globals) serveHTTP(ctx context.Context, gw *gateway.Gateway, endpoint *gateway.Endpoint, summary string) error {
+	ln, err := net.Listen("tcp", endpoint.Addr)
+	if err != nil {
+		return exit(ExitFailure, fmt.Errorf("listen on %s: %w (is another toolgate serve running? pick another port with --http)", endpoint.Addr, err))
+	}
+	url := gateway.URL(endpoint, ln.Addr())
+	fmt.Fprintf(g.io.Err, "%s at %s (Streamable HTTP)\n", summary, url)
+	g.printTryIt(endpoint, url)
+	fmt.Fprintln(g.io.Err, "  stop with Ctrl-C")
+	if err := gw.ServeHTTP(ctx, ln, endpoint); err != nil {
+		return exit(ExitFailure, err)
+	}
+	fmt.Fprintln(g.io.Err, "toolgate: stopped")
+	return nil
+}
+
+// printTryIt prints a one-liner that lists the tools at url: curl with
+// the bearer token when one is required, the MCP Inspector otherwise.
+func (g *globals) printTryIt(endpoint *gateway.Endpoint, url string) {
+	if !endpoint.RequiresToken() {
+		fmt.Fprintf(g.io.Err, "  try it: npx -y @modelcontextprotocol/inspector --cli %s --method tools/list\n", url)
+		return
+	}
+	fmt.Fprintf(g.io.Err, "  every request needs: Authorization: Bearer $%s\n", endpoint.TokenEnvVar)
+	fmt.Fprintf(g.io.Err, "  try it: curl -s %s -H \"Authorization: Bearer $%s\" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' "+
+		"-d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"curl\",\"version\":\"1\"}}}'\n",
+		url, endpoint.TokenEnvVar)
 }
 
 // serveStdio speaks MCP on the command's stdin and stdout.

@@ -24,17 +24,6 @@
 // replaces the file atomically, but concurrent calls for the same file
 // must be serialized by the caller.
 //
-// Example:
-//
-//	path, err := config.Discover(flagConfig, nil)
-//	if err != nil {
-//		return err
-//	}
-//	cfg, diags := config.Load(path, config.LoadOptions{})
-//	if len(diags) > 0 {
-//		_ = config.WriteDiagnostics(os.Stderr, diags, cfg.Files, 100, isTerminal)
-//	}
-//	if diags.HasErrors() {
-//		return errors.New("invalid configuration")
-//	}
+// The example of [Load] shows Discover, Load and WriteDiagnostics as a
+// front end uses them.
 package config

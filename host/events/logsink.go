@@ -28,118 +28,151 @@ type logSink struct{ log hclog.Logger }
 func (l logSink) Emit(e Event) {
 	switch e := e.(type) {
 	case ServerStartup:
-		level := hclog.Info
-		switch e.Status {
-		case StatusStarting:
-			level = hclog.Debug
-		case StatusFailed:
-			level = hclog.Warn
-		}
-		kv := []any{"server", e.Server, "status", e.Status}
-		if e.Status == StatusReady {
-			kv = append(kv, "tools", e.Tools, "protocol", e.Protocol)
-		}
-		l.log.Log(level, "server startup", withError(kv, e.Error)...)
-
+		l.serverStartup(e)
 	case StartupComplete:
-		level := hclog.Info
-		if len(e.Failed) > 0 {
-			level = hclog.Warn
-		}
-		failed := make([]string, len(e.Failed))
-		for i, f := range e.Failed {
-			failed[i] = f.Server + ": " + f.Error
-		}
-		l.log.Log(level, "startup complete",
-			"ready", strings.Join(e.Ready, ","),
-			"failed", strings.Join(failed, "; "),
-			"cancelled", strings.Join(e.Cancelled, ","))
-
+		l.startupComplete(e)
 	case ServerState:
-		level := hclog.Info
-		if e.Status == StatusFailed {
-			level = hclog.Warn
-		}
-		kv := []any{"server", e.Server, "status", e.Status}
-		if e.Restarts > 0 {
-			kv = append(kv, "restarts", e.Restarts)
-		}
-		if e.Revision > 0 {
-			kv = append(kv, "revision", e.Revision)
-		}
-		l.log.Log(level, "server state", withError(kv, e.Error)...)
-
+		l.serverState(e)
 	case ToolCallBegin:
-		// Every call already gets an info line when it ends; the begin line
-		// is debug, which is also what lets it carry the arguments.
-		if !l.log.IsDebug() {
-			return // per-call sink: build nothing a disabled level drops
-		}
-		l.log.Debug("tool call begin", append(callKV(e.Call), "arguments", rawText(e.Arguments))...)
-
+		l.callBegin(e)
 	case ApprovalDecision:
-		level := hclog.Info
-		switch e.Verdict {
-		case VerdictDenied:
-			level = hclog.Warn
-		case VerdictAbstain:
-			level = hclog.Debug
-		}
-		if !l.enabled(level) {
-			return
-		}
-		kv := append(callKV(e.Call), "step", e.Step, "by", e.By, "verdict", e.Verdict)
-		if e.RiskLevel != "" {
-			kv = append(kv, "risk_level", e.RiskLevel)
-		}
-		if e.Rationale != "" {
-			kv = append(kv, "rationale", e.Rationale)
-		}
-		rewritten := e.Before != nil || e.After != nil
-		if rewritten {
-			kv = append(kv, "arguments_rewritten", true)
-		}
-		l.log.Log(level, "approval decision", kv...)
-		if rewritten && l.log.IsDebug() {
-			l.log.Debug("approval rewrote arguments",
-				append(callKV(e.Call), "step", e.Step, "by", e.By, "before", rawText(e.Before), "after", rawText(e.After))...)
-		}
-
+		l.approvalDecision(e)
 	case ToolCallEnd:
-		level := hclog.Info
-		if e.Status == CallFailed || e.Status == CallDenied {
-			level = hclog.Warn
-		}
-		if !l.enabled(level) {
-			return
-		}
-		kv := append(callKV(e.Call), "status", e.Status, "duration", e.Duration, "result_bytes", len(e.Result))
-		l.log.Log(level, "tool call end", withError(kv, e.Error)...)
-		if e.Result != nil && l.log.IsDebug() {
-			l.log.Debug("tool call result", append(callKV(e.Call), "result", rawText(e.Result))...)
-		}
-
+		l.callEnd(e)
 	case PluginState:
-		level := hclog.Info
-		if e.Status == PluginFailed || e.Status == PluginGivenUp {
-			level = hclog.Warn
-		}
-		kv := []any{"plugin", e.Plugin, "kind", e.PluginKind, "status", e.Status}
-		if e.Pid != 0 {
-			kv = append(kv, "pid", e.Pid)
-		}
-		l.log.Log(level, "plugin state", withError(kv, e.Error)...)
-
+		l.pluginState(e)
 	default:
-		// An event type this sink does not know may carry a payload, so
-		// its fields are shown only at debug.
-		if l.log.IsDebug() {
-			fields, err := json.Marshal(e)
-			if err != nil {
-				fields = []byte(`"unrenderable: ` + err.Error() + `"`)
-			}
-			l.log.Debug("event", "event", e.Kind(), "fields", string(fields))
+		l.unknown(e)
+	}
+}
+
+// serverStartup logs a server's startup progress.
+func (l logSink) serverStartup(e ServerStartup) {
+	level := hclog.Info
+	switch e.Status {
+	case StatusStarting:
+		level = hclog.Debug
+	case StatusFailed:
+		level = hclog.Warn
+	}
+	kv := []any{"server", e.Server, "status", e.Status}
+	if e.Status == StatusReady {
+		kv = append(kv, "tools", e.Tools, "protocol", e.Protocol)
+	}
+	l.log.Log(level, "server startup", withError(kv, e.Error)...)
+}
+
+// startupComplete logs the end of startup: which servers are ready, failed or cancelled.
+func (l logSink) startupComplete(e StartupComplete) {
+	level := hclog.Info
+	if len(e.Failed) > 0 {
+		level = hclog.Warn
+	}
+	failed := make([]string, len(e.Failed))
+	for i, f := range e.Failed {
+		failed[i] = f.Server + ": " + f.Error
+	}
+	l.log.Log(level, "startup complete",
+		"ready", strings.Join(e.Ready, ","),
+		"failed", strings.Join(failed, "; "),
+		"cancelled", strings.Join(e.Cancelled, ","))
+}
+
+// serverState logs a server's state change after startup (a crash, a restart).
+func (l logSink) serverState(e ServerState) {
+	level := hclog.Info
+	if e.Status == StatusFailed {
+		level = hclog.Warn
+	}
+	kv := []any{"server", e.Server, "status", e.Status}
+	if e.Restarts > 0 {
+		kv = append(kv, "restarts", e.Restarts)
+	}
+	if e.Revision > 0 {
+		kv = append(kv, "revision", e.Revision)
+	}
+	l.log.Log(level, "server state", withError(kv, e.Error)...)
+}
+
+// callBegin logs a call's start, at debug only.
+func (l logSink) callBegin(e ToolCallBegin) {
+	// Every call already gets an info line when it ends; the begin line
+	// is debug, which is also what lets it carry the arguments.
+	if !l.log.IsDebug() {
+		return // per-call sink: build nothing a disabled level drops
+	}
+	l.log.Debug("tool call begin", append(callKV(e.Call), "arguments", rawText(e.Arguments))...)
+}
+
+// approvalDecision logs one approval step's verdict, and the rewritten arguments at debug.
+func (l logSink) approvalDecision(e ApprovalDecision) {
+	level := hclog.Info
+	switch e.Verdict {
+	case VerdictDenied:
+		level = hclog.Warn
+	case VerdictAbstain:
+		level = hclog.Debug
+	}
+	if !l.enabled(level) {
+		return
+	}
+	kv := append(callKV(e.Call), "step", e.Step, "by", e.By, "verdict", e.Verdict)
+	if e.RiskLevel != "" {
+		kv = append(kv, "risk_level", e.RiskLevel)
+	}
+	if e.Rationale != "" {
+		kv = append(kv, "rationale", e.Rationale)
+	}
+	rewritten := e.Before != nil || e.After != nil
+	if rewritten {
+		kv = append(kv, "arguments_rewritten", true)
+	}
+	l.log.Log(level, "approval decision", kv...)
+	if rewritten && l.log.IsDebug() {
+		l.log.Debug("approval rewrote arguments",
+			append(callKV(e.Call), "step", e.Step, "by", e.By, "before", rawText(e.Before), "after", rawText(e.After))...)
+	}
+}
+
+// callEnd logs how a call ended, and its result at debug.
+func (l logSink) callEnd(e ToolCallEnd) {
+	level := hclog.Info
+	if e.Status == CallFailed || e.Status == CallDenied {
+		level = hclog.Warn
+	}
+	if !l.enabled(level) {
+		return
+	}
+	kv := append(callKV(e.Call), "status", e.Status, "duration", e.Duration, "result_bytes", len(e.Result))
+	l.log.Log(level, "tool call end", withError(kv, e.Error)...)
+	if e.Result != nil && l.log.IsDebug() {
+		l.log.Debug("tool call result", append(callKV(e.Call), "result", rawText(e.Result))...)
+	}
+}
+
+// pluginState logs a plugin process's state change.
+func (l logSink) pluginState(e PluginState) {
+	level := hclog.Info
+	if e.Status == PluginFailed || e.Status == PluginGivenUp {
+		level = hclog.Warn
+	}
+	kv := []any{"plugin", e.Plugin, "kind", e.PluginKind, "status", e.Status}
+	if e.Pid != 0 {
+		kv = append(kv, "pid", e.Pid)
+	}
+	l.log.Log(level, "plugin state", withError(kv, e.Error)...)
+}
+
+// unknown logs an event type this sink does not know.
+func (l logSink) unknown(e Event) {
+	// An event type this sink does not know may carry a payload, so
+	// its fields are shown only at debug.
+	if l.log.IsDebug() {
+		fields, err := json.Marshal(e)
+		if err != nil {
+			fields = []byte(`"unrenderable: ` + err.Error() + `"`)
 		}
+		l.log.Debug("event", "event", e.Kind(), "fields", string(fields))
 	}
 }
 

@@ -20,4 +20,7 @@
 // the [Approver] and the [Executor] it is given.
 //
 // A Step is safe for concurrent use.
+//
+// The host package's Example shows a Step in use: the tools shown to the
+// model and a call through approval to the server.
 package exposure

@@ -308,8 +308,20 @@ func (s *Step) Call(ctx context.Context, req CallRequest) CallResult {
 	}
 	s.opts.Events.Emit(events.ToolCallBegin{At: started, Call: call, Arguments: rawArgs})
 
+	areq, args, dec, refused := s.approve(ctx, call, t, started, args, rawArgs)
+	if refused != nil {
+		return *refused
+	}
+	return s.run(ctx, req, call, t, started, areq, args, dec)
+}
+
+// approve runs the approval chain for a call that has begun: the
+// PreToolUse hooks (which may block, or rewrite the arguments within the
+// tool's schema), then the decision. It returns the request as approved
+// with the arguments to send, or the result that ends a refused call.
+func (s *Step) approve(ctx context.Context, call events.Call, t *Tool, started time.Time, args, rawArgs json.RawMessage) (approval.Request, json.RawMessage, approval.Decision, *CallResult) {
 	areq := approval.Request{
-		CallID: req.CallID, SessionID: s.opts.SessionID,
+		CallID: call.CallID, SessionID: s.opts.SessionID,
 		Server: t.Server, Tool: t.RawName(), ModelName: t.ModelName,
 		Arguments:   rawArgs,
 		Annotations: t.Tool.Annotations,
@@ -319,21 +331,30 @@ func (s *Step) Call(ctx context.Context, req CallRequest) CallResult {
 	if blocked != nil {
 		r := s.endedAfterBegin(call, t, started, events.CallDenied, fmt.Errorf("%s", blocked.Text))
 		r.Decision = *blocked
-		return r
+		return areq, nil, *blocked, &r
 	}
 	if string(areq.Arguments) != string(rawArgs) {
 		// A hook rewrote the arguments (validated against the schema).
+		var err error
 		if args, err = execution.ParseArguments(areq.Arguments); err != nil {
-			return s.endedAfterBegin(call, t, started, events.CallFailed, err)
+			r := s.endedAfterBegin(call, t, started, events.CallFailed, err)
+			return areq, nil, approval.Decision{}, &r
 		}
 	}
 	dec := s.opts.Approver.Decide(ctx, areq)
 	if !dec.Approved {
 		r := s.endedAfterBegin(call, t, started, events.CallDenied, fmt.Errorf("%s", dec.Text))
 		r.Decision = dec
-		return r
+		return areq, nil, dec, &r
 	}
+	return areq, args, dec, nil
+}
 
+// run executes an approved call on its server and runs the PostToolUse
+// hooks, serialized with the step's other calls unless the tool is
+// parallel-safe.
+func (s *Step) run(ctx context.Context, req CallRequest, call events.Call, t *Tool, started time.Time,
+	areq approval.Request, args json.RawMessage, dec approval.Decision) CallResult {
 	// Only running is serialized, not approval: a prompt waiting on a
 	// human must not stall parallel-safe calls.
 	if t.Parallel {

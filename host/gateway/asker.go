@@ -309,3 +309,13 @@ func (s *session) renameFound(res *mcp.CallToolResult) *mcp.CallToolResult {
 	out.StructuredContent = structured
 	return &out
 }
+
+// remarshal converts v into into through JSON: structured content arrives
+// as whatever go-sdk decoded it to.
+func remarshal(v any, into any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, into)
+}

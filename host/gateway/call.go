@@ -35,12 +35,16 @@ func callFrom(ctx context.Context) *call {
 // input-required result; the call then waits for the client to come back
 // with the same requestState, which starts the next round.
 type call struct {
-	s      *session
-	id     string // the requestState handed to a 2026-07-28 client
-	seq    uint64
-	tool   *servedTool
-	ss     *mcp.ServerSession
-	modern bool // the client speaks 2026-07-28: input goes through rounds
+	s    *session
+	id   string // the requestState handed to a 2026-07-28 client
+	seq  uint64
+	tool *servedTool
+	ss   *mcp.ServerSession
+	// inputViaRounds: the client speaks 2026-07-28 or later, so input the
+	// call needs (an approval form) goes back as an input-required result
+	// answered in the next round; otherwise it is an elicitation request
+	// sent while the call stays open.
+	inputViaRounds bool
 	// stopped is the Done channel of the call's context.
 	stopped <-chan struct{}
 	cancel  context.CancelFunc
@@ -82,16 +86,16 @@ func (s *session) start(ctx context.Context, req *mcp.CallToolRequest, step *exp
 	// context does not end with the request; each round ties them again.
 	callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c := &call{
-		s:      s,
-		id:     exposure.NewID("state"),
-		seq:    s.g.seq.Add(1),
-		tool:   t,
-		ss:     req.Session,
-		modern: speaksRounds(req.Session),
-		token:  req.Params.GetProgressToken(),
-		cancel: cancel,
-		wake:   make(chan struct{}, 1),
-		done:   make(chan struct{}),
+		s:              s,
+		id:             exposure.NewID("state"),
+		seq:            s.g.seq.Add(1),
+		tool:           t,
+		ss:             req.Session,
+		inputViaRounds: speaksRounds(req.Session),
+		token:          req.Params.GetProgressToken(),
+		cancel:         cancel,
+		wake:           make(chan struct{}, 1),
+		done:           make(chan struct{}),
 	}
 	callCtx = context.WithValue(callCtx, callKey{}, c)
 	c.stopped = callCtx.Done()
@@ -112,7 +116,7 @@ func (s *session) start(ctx context.Context, req *mcp.CallToolRequest, step *exp
 		// Clients send "arguments": null for "no arguments".
 		cr.Arguments = nil
 	}
-	if c.token != nil || c.modern {
+	if c.token != nil || c.inputViaRounds {
 		// A 2026-07-28 client may ask for progress in a later round.
 		cr.OnProgress = c.queueProgress
 	}
@@ -332,7 +336,7 @@ func (c *call) flush(ctx context.Context, asking *sync.WaitGroup) *mcp.CallToolR
 		}
 		return nil
 	}
-	if !c.modern {
+	if !c.inputViaRounds {
 		for _, in := range inputs {
 			asking.Add(1)
 			go func() {

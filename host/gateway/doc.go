@@ -96,13 +96,8 @@
 //
 // # Example
 //
-//	gw := gateway.New(gateway.Options{Logger: log})
-//	h, _ := host.New(cfg, host.Options{Asker: gw, Manager: manager.Options{ServerLog: gw.ForwardLog}})
-//	h.Start(ctx)
-//	_, _ = h.Manager.WaitStartup(ctx)
-//	if err := gw.Attach(h); err != nil {
-//		return err // errors.Is(err, gateway.ErrToolName): a config error
-//	}
-//	defer gw.Close()
-//	return gw.ServeStdio(ctx, &mcp.StdioTransport{})
+// The package Example embeds toolgate in a Go program: it loads a
+// configuration, builds a [host.Host] with the gateway as its Asker,
+// attaches the gateway and serves one client, which lists and calls a
+// downstream server's tool.
 package gateway

@@ -380,7 +380,7 @@ func (g *Gateway) buildPlan(key uint64, tools []*exposure.Tool) *catalogPlan {
 		spec := *t.Tool
 		spec.Name = name
 		if err := checkTool(&spec); err != nil {
-			g.log.Warn("not serving a tool whose schema go-sdk would refuse", "server", t.Server, "tool", t.RawName(), "reason", err)
+			g.log.Warn("not serving a tool: go-sdk refuses its schema; fix the schema in its server", "server", t.Server, "tool", t.RawName(), "reason", err)
 			continue
 		}
 		p.tools[name] = &servedTool{

@@ -1,100 +1,39 @@
 package gateway
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// checkTool reports why go-sdk's Server.AddTool would refuse t. AddTool
-// panics instead of returning an error, and a downstream server controls
-// these schemas, so every tool is checked before it is added: a bad
-// schema must cost that one tool, never the gateway.
+// checkTool reports why go-sdk's Server.AddTool would refuse t, by adding
+// it to a scratch server. A downstream server controls these schemas, so
+// every tool is checked once per catalog plan: a bad schema costs that one
+// tool, in one log line, never the gateway and never every session.
+//
+// It repeats none of AddTool's checks (input schema present and of type
+// "object", schemas that marshal to JSON, x-mcp-header annotations on
+// primitive properties with distinct token names). go-sdk v1.8.0's own
+// errors for those are as specific as ours were — they name the property,
+// the offending character or type — so a copy could only drift from the
+// rules go-sdk enforces. What go-sdk does not give is an error value:
+// AddTool panics, and addTool turns that into one.
 func checkTool(t *mcp.Tool) error {
-	if t.InputSchema == nil {
-		return errors.New("it has no input schema")
-	}
-	var in map[string]any
-	if err := remarshal(t.InputSchema, &in); err != nil {
-		return fmt.Errorf("its input schema is not a JSON object: %v", err)
-	}
-	if in["type"] != "object" {
-		return fmt.Errorf(`its input schema must have "type": "object" (it has %v)`, in["type"])
-	}
-	if t.OutputSchema != nil {
-		var out any
-		if err := remarshal(t.OutputSchema, &out); err != nil {
-			return fmt.Errorf("its output schema is not valid JSON: %v", err)
-		}
-	}
-	if err := checkHeaderAnnotations(in, "", map[string]bool{}); err != nil {
-		return fmt.Errorf("its input schema has an invalid x-mcp-header annotation: %v", err)
-	}
-	return nil
+	scratch := mcp.NewServer(&mcp.Implementation{Name: "toolgate-schema-check"}, nil)
+	return addTool(scratch, t, nil)
 }
 
-func remarshal(v any, into any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, into)
-}
-
-// checkHeaderAnnotations applies go-sdk's rules for x-mcp-header
-// (parameters mirrored into HTTP headers): primitive properties only,
-// a non-empty token as the header name, no duplicates ignoring case.
-func checkHeaderAnnotations(schema map[string]any, prefix string, seen map[string]bool) error {
-	props, _ := schema["properties"].(map[string]any)
-	for name, v := range props {
-		prop, ok := v.(map[string]any)
-		if !ok {
-			continue
-		}
-		path := name
-		if prefix != "" {
-			path = prefix + "." + name
-		}
-		if raw, ok := prop["x-mcp-header"]; ok {
-			switch prop["type"] {
-			case "string", "integer", "boolean":
-			default:
-				return fmt.Errorf("property %q: x-mcp-header needs a string, integer or boolean property, not %v", path, prop["type"])
-			}
-			header, _ := raw.(string)
-			if header == "" || strings.IndexFunc(header, func(r rune) bool { return !isTokenChar(r) }) >= 0 {
-				return fmt.Errorf("property %q: x-mcp-header must be a non-empty HTTP header name", path)
-			}
-			if seen[strings.ToLower(header)] {
-				return fmt.Errorf("property %q: x-mcp-header %q is used twice", path, header)
-			}
-			seen[strings.ToLower(header)] = true
-		}
-		if err := checkHeaderAnnotations(prop, path, seen); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// isTokenChar is RFC 9110's tchar.
-func isTokenChar(r rune) bool {
-	switch {
-	case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
-		return true
-	}
-	return strings.ContainsRune("!#$%&'*+-.^_`|~", r)
-}
-
-// addTool adds t to server. It recovers a panic from go-sdk all the same,
-// in case a future go-sdk refuses something checkTool does not know.
+// addTool adds t to server, returning go-sdk's refusal (a panic in
+// AddTool, raised before the server changes) as an error.
 func addTool(server *mcp.Server, t *mcp.Tool, h mcp.ToolHandler) (err error) {
 	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("go-sdk refused the tool: %v", r)
+		switch r := recover().(type) {
+		case nil:
+		case error:
+			err = fmt.Errorf("go-sdk refuses its schema: %w", r)
+		default:
+			err = fmt.Errorf("go-sdk refuses its schema: %w", errors.New(fmt.Sprint(r)))
 		}
 	}()
 	server.AddTool(t, h)

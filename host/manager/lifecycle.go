@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/mcpclient"
+	"github.com/toolgate/toolgate/internal/backoff"
 )
 
 // watch waits for a ready client's session to end. An end the manager did
@@ -45,14 +46,11 @@ func (m *Manager) watch(s *server, c *mcpclient.Client, gen int) {
 // restartLoop reconnects s with capped exponential backoff until it is
 // ready again or the manager closes. It runs on the watch goroutine.
 func (m *Manager) restartLoop(s *server) {
-	delay := m.opts.Restart.Initial
-	for {
-		t := time.NewTimer(delay)
-		select {
-		case <-m.ctx.Done():
-			t.Stop()
+	policy := backoff.Policy{Initial: m.opts.Restart.Initial, Max: m.opts.Restart.Max}
+	delay := policy.Delay(1)
+	for attempt := 1; ; attempt++ {
+		if backoff.Sleep(m.ctx, delay) != nil {
 			return
-		case <-t.C:
 		}
 		m.mu.Lock()
 		retired := s.retired
@@ -81,8 +79,8 @@ func (m *Manager) restartLoop(s *server) {
 		}
 		s.err = err
 		m.mu.Unlock()
+		delay = policy.Delay(attempt + 1)
 		m.log.Warn("server restart failed", "server", s.name, "error", err, "retry_in", delay)
-		delay = min(delay*2, m.opts.Restart.Max)
 	}
 }
 

@@ -61,7 +61,8 @@ type Options struct {
 	// end is still re-listed about once per RelistMaxWait.
 	RelistMaxWait time.Duration
 	// Restart is the crash-restart backoff; the zero value means 1 s
-	// doubling to 30 s. Set Restart.Disabled to never restart.
+	// doubling to 30 s, each wait less up to 20% jitter. Set
+	// Restart.Disabled to never restart.
 	Restart RestartPolicy
 }
 

@@ -20,29 +20,55 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
-)
 
-// DefaultRetryDelays are the pauses between attempts of a retried
-// request: three attempts in all.
-var DefaultRetryDelays = []time.Duration{250 * time.Millisecond, time.Second}
+	"github.com/toolgate/toolgate/internal/backoff"
+)
 
 // RetryPolicy says how the Streamable HTTP handshake (initialize,
 // notifications/initialized, server/discover) and tools/list are retried
 // on network errors and HTTP 408/429/500/502/503/504. Nothing else is ever
-// retried: a tools/call may have side effects.
+// retried: a tools/call may have side effects. The pauses are capped
+// exponential backoff with jitter (internal/backoff). Every attempt stays
+// inside the request's deadline: a pause that would outlast it is not
+// taken.
 type RetryPolicy struct {
-	// Delays are the pauses before the second, third, … attempt; nil
-	// means DefaultRetryDelays, an empty non-nil slice disables retries.
-	// Every attempt stays inside the request's deadline: a pause that
-	// would outlast it is not taken.
-	Delays []time.Duration
+	// Attempts bounds the tries of one request, the first included; 0
+	// means [DefaultRetryAttempts], 1 disables retries.
+	Attempts int
+	// Initial is the pause before the second attempt; 0 means
+	// [DefaultRetryInitial]. Each further pause doubles, up to Max.
+	Initial time.Duration
+	// Max caps the pauses; 0 means [DefaultRetryMax].
+	Max time.Duration
+
+	// random picks the jitter; nil means math/rand. Tests fix it to run
+	// the schedule on synctest's clock.
+	random func() float64
 }
 
-func (p RetryPolicy) delays() []time.Duration {
-	if p.Delays == nil {
-		return DefaultRetryDelays
+// The retry defaults: three attempts, the second after about 250 ms, the
+// third about 500 ms later.
+const (
+	DefaultRetryAttempts = 3
+	DefaultRetryInitial  = 250 * time.Millisecond
+	DefaultRetryMax      = time.Second
+)
+
+func (p RetryPolicy) withDefaults() RetryPolicy {
+	if p.Attempts <= 0 {
+		p.Attempts = DefaultRetryAttempts
 	}
-	return p.Delays
+	if p.Initial <= 0 {
+		p.Initial = DefaultRetryInitial
+	}
+	if p.Max <= 0 {
+		p.Max = DefaultRetryMax
+	}
+	return p
+}
+
+func (p RetryPolicy) backoff() backoff.Policy {
+	return backoff.Policy{Initial: p.Initial, Max: p.Max, Rand: p.random}
 }
 
 // retriedMethods are the requests whose failure a retry can fix without
@@ -75,7 +101,7 @@ func (c *Client) httpTransport() (mcp.Transport, *headerTransport) {
 		base:    base,
 		header:  h.Header,
 		router:  &c.router,
-		delays:  h.Retry.delays(),
+		retry:   h.Retry.withDefaults(),
 		log:     c.log.Named("http"),
 		secrets: &c.secrets,
 	}
@@ -115,7 +141,7 @@ type headerTransport struct {
 	base   http.RoundTripper
 	header http.Header
 	router *readRouter
-	delays []time.Duration
+	retry  RetryPolicy
 	log    hclog.Logger
 	// secrets learns the credentials go-sdk's OAuth handler adds.
 	secrets *Secrets
@@ -154,7 +180,7 @@ func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	msg := peekMessage(body)
 	attempts := 1
 	if retriedMethods[msg.Method] {
-		attempts += len(t.delays)
+		attempts = t.retry.Attempts
 	}
 	ctx := r.Context()
 	var resp *http.Response
@@ -166,18 +192,14 @@ func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		if n >= attempts || !t.worthRetrying(ctx, resp, err) {
 			break
 		}
-		delay := t.delays[n-1]
+		delay := t.retry.backoff().Delay(n)
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) <= delay {
 			break // the next attempt could not finish in time
 		}
 		t.log.Debug("retrying", "method", msg.Method, "attempt", n+1, "after", delay, "reason", retryReason(resp, err))
 		discard(resp)
-		timer := time.NewTimer(delay)
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-			timer.Stop()
-			return nil, ctx.Err()
+		if err := backoff.Sleep(ctx, delay); err != nil {
+			return nil, err
 		}
 	}
 	if err != nil {

@@ -121,8 +121,8 @@ func (ts *testServer) count(method string) int {
 func httpClient(t *testing.T, url string, h HTTP) *Client {
 	t.Helper()
 	h.URL = url
-	if h.Retry.Delays == nil {
-		h.Retry.Delays = []time.Duration{time.Millisecond, time.Millisecond}
+	if h.Retry.Initial == 0 {
+		h.Retry.Initial, h.Retry.Max = time.Millisecond, time.Millisecond
 	}
 	c, err := New(Options{Name: "web", HTTP: &h})
 	if err != nil {
@@ -484,7 +484,9 @@ func TestRetryScheduleOnAFakeClock(t *testing.T) {
 			times:  map[string][]time.Duration{},
 			start:  time.Now(),
 		}
-		c, err := New(Options{Name: "fake", HTTP: &HTTP{URL: "http://mcp.test/mcp", Client: &http.Client{Transport: f}}})
+		// Half the largest jitter: 10% off each default pause.
+		retry := RetryPolicy{random: func() float64 { return 0.5 }}
+		c, err := New(Options{Name: "fake", HTTP: &HTTP{URL: "http://mcp.test/mcp", Client: &http.Client{Transport: f}, Retry: retry}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -492,8 +494,9 @@ func TestRetryScheduleOnAFakeClock(t *testing.T) {
 		if err := c.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		// Three attempts: at once, after 250 ms, after another second.
-		want := []time.Duration{0, 250 * time.Millisecond, 1250 * time.Millisecond}
+		// Three attempts: at once, after 250 ms less 10% jitter, after
+		// another 500 ms less 10%.
+		want := []time.Duration{0, 225 * time.Millisecond, 675 * time.Millisecond}
 		if diff := cmp.Diff(want, f.times["initialize"]); diff != "" {
 			t.Errorf("initialize attempts (-want +got):\n%s", diff)
 		}
@@ -503,12 +506,13 @@ func TestRetryScheduleOnAFakeClock(t *testing.T) {
 		f.mu.Lock()
 		f.times, f.start = map[string][]time.Duration{}, time.Now()
 		f.mu.Unlock()
-		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		// The third attempt would come at 675 ms, past this deadline.
+		ctx, cancel := context.WithTimeout(t.Context(), 600*time.Millisecond)
 		defer cancel()
 		_, err = c.ListTools(ctx)
 		wantHTTP(t, err, 503)
-		if diff := cmp.Diff([]time.Duration{0, 250 * time.Millisecond}, f.times["tools/list"]); diff != "" {
-			t.Errorf("tools/list attempts under a 1 s deadline (-want +got):\n%s", diff)
+		if diff := cmp.Diff([]time.Duration{0, 225 * time.Millisecond}, f.times["tools/list"]); diff != "" {
+			t.Errorf("tools/list attempts under a 600 ms deadline (-want +got):\n%s", diff)
 		}
 	})
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/events"
+	"github.com/toolgate/toolgate/internal/backoff"
 	"github.com/toolgate/toolgate/sdk"
 )
 
@@ -333,11 +334,7 @@ func (in *instance) crashedLocked(now time.Time, last string) (giveUp error, del
 		in.givenUp = true
 		return in.failure, 0
 	}
-	delay = r.Initial
-	for i := 1; i < n && delay < r.Max; i++ {
-		delay *= 2
-	}
-	delay = min(delay, r.Max)
+	delay = backoff.Policy{Initial: r.Initial, Max: r.Max}.Delay(n)
 	in.notBefore = now.Add(delay)
 	return nil, delay
 }

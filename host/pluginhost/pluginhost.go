@@ -55,7 +55,8 @@ type Options struct {
 
 // RestartPolicy says how a crashed plugin is restarted: the first restart
 // waits Initial, each further crash within Window doubles the wait up to
-// Max, and the MaxCrashes-th crash within Window gives up. A failure to
+// Max (each wait less up to 20% jitter, see internal/backoff), and the
+// MaxCrashes-th crash within Window gives up. A failure to
 // start counts as a crash.
 type RestartPolicy struct {
 	Initial    time.Duration // 0 = 100 ms

@@ -124,6 +124,24 @@ func Interop(t testing.TB) string {
 	return dir
 }
 
+// Program returns the path of a system program a test drives as a
+// referee, such as the OpenSSH client. `make test` makes sure of these
+// before it sets TOOLGATE_INTEROP (see its referee targets), so when that
+// is set a missing program fails the test; a bare `go test` skips it with
+// a message that says what to install (install names the package).
+func Program(t testing.TB, name, install string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err == nil {
+		return path
+	}
+	if os.Getenv("TOOLGATE_INTEROP") != "" {
+		t.Fatalf("%s is missing (%v): install %s; `make test` installs it itself only as root with apt-get", name, err, install)
+	}
+	t.Skipf("SKIPPED LOUDLY: this test needs %s (%v); install %s, or run `make test`, to include it", name, err, install)
+	return ""
+}
+
 // Node returns the pinned Node 22 binary of the interop install.
 func Node(t testing.TB) string {
 	return filepath.Join(Interop(t), "node_modules", ".bin", "node")

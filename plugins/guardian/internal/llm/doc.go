@@ -15,8 +15,8 @@
 // Budget and retries: one review has a total budget (90 s by default,
 // GUARDIAN_REVIEW_TIMEOUT in Codex) and at most 3 attempts (Codex's
 // GUARDIAN_REVIEW_MAX_ATTEMPTS). Only retryable failures are retried: HTTP
-// 408, 429 and 5xx, and network errors, with exponential backoff (honouring
-// Retry-After) inside the budget.
+// 408, 429 and 5xx, and network errors, with capped exponential backoff and
+// jitter (internal/backoff; Retry-After is honoured) inside the budget.
 //
 // Errors. Review returns an error, never a made-up verdict, and callers
 // (package reviewer) fail closed:

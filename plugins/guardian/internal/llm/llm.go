@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/toolgate/toolgate/internal/backoff"
 	"github.com/toolgate/toolgate/sdk/guardian"
 )
 
@@ -22,8 +23,12 @@ const (
 	DefaultBudget      = 90 * time.Second
 	DefaultMaxAttempts = 3
 	// DefaultBackoff is the wait before the second attempt; it doubles for
-	// each further attempt.
+	// each further attempt, up to MaxBackoff, less up to 20% jitter.
 	DefaultBackoff = 500 * time.Millisecond
+	// MaxBackoff caps the wait between attempts (unless Retry-After asks
+	// for more): with MaxAttempts raised, the budget, not an ever-doubling
+	// wait, should end a review.
+	MaxBackoff = 10 * time.Second
 )
 
 // maxResponse bounds the endpoint's answer that is read.
@@ -139,20 +144,16 @@ func (e *Engine) Review(ctx context.Context, a guardian.Action) (guardian.Verdic
 		case attempt >= e.cfg.MaxAttempts:
 			return guardian.Verdict{}, fmt.Errorf("review action: %d attempts failed, the last with: %w", attempt, last)
 		}
-		wait := e.wait << (attempt - 1)
+		wait := backoff.Policy{Initial: e.wait, Max: MaxBackoff}.Delay(attempt)
 		if retryAfter > 0 {
-			wait = retryAfter
+			wait = retryAfter // the server's word, taken as is
 		}
 		e.logger.Debug("retrying review", "attempt", attempt, "wait", wait, "error", err)
-		timer := time.NewTimer(wait)
-		select {
-		case <-budgetCtx.Done():
-			timer.Stop()
+		if backoff.Sleep(budgetCtx, wait) != nil {
 			if ctx.Err() != nil {
 				return guardian.Verdict{}, fmt.Errorf("review action: %w", ctx.Err())
 			}
 			return guardian.Verdict{}, fmt.Errorf("review action: the automatic review did not finish within %s (last error: %v): %w", e.cfg.Budget, last, context.DeadlineExceeded)
-		case <-timer.C:
 		}
 	}
 }

@@ -414,7 +414,7 @@ server "s" {
 }`)
 			for _, args := range [][]string{
 				{"call", "mcp__s__env", `{"names":["API_TOKEN"]}`},
-				{"call", "mcp__s__fail", `{"message":"bad token `+secret+`"}`},
+				{"call", "mcp__s__fail", `{"message":"bad token ` + secret + `"}`},
 			} {
 				r := run(t, nil, append(args, "--config", cfg)...)
 				if got := strings.Contains(r.stdout, secret); got != tc.shownRaw {

@@ -137,6 +137,9 @@ func (o *fdOffer) accept() (*net.UnixConn, error) {
 	return conn, nil
 }
 
+// checkPeer refuses a peer of another user or with the wrong nonce.
+// Both checks share one deadline: a peer that connects and stays silent
+// cannot hold the offer past it.
 func (o *fdOffer) checkPeer(conn *net.UnixConn) error {
 	_ = conn.SetDeadline(time.Now().Add(fdHandoffTimeout))
 	peerUID := socketPeerUID

@@ -40,9 +40,11 @@
 //  2. Within a wire version, messages only gain fields: field numbers are
 //     never renumbered or reused, enum values never change meaning, and a
 //     new required behaviour is an optional capability that a plugin
-//     announces in [Info.Capabilities] (the direct lane, [CapabilityLane],
-//     is one). Old plugins keep working with new hosts and the other way
-//     round.
+//     announces in [Info.Capabilities]. A removed field's number and
+//     name are `reserved`; a removed RPC, message or capability is listed
+//     in a comment of the .proto (protobuf cannot reserve those names):
+//     none is ever reused. Old plugins keep working with new hosts and
+//     the other way round.
 //  3. [Info.APIVersions] lets a plugin serve several API versions of its
 //     kind's service at once; the host uses the highest one it knows.
 //

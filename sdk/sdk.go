@@ -8,7 +8,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc"
 )
 
 // Handshake is the go-plugin handshake every toolgate plugin and the host
@@ -51,12 +50,6 @@ const (
 // CapabilityConfigure is listed in [Info.Capabilities] by plugins that
 // implement [Configurer].
 const CapabilityConfigure = "configure"
-
-// CapabilityLane is listed in [Info.Capabilities] by hooks and Guardians
-// built with this SDK on Linux: they offer the direct lane, a plain unix
-// socket that carries their decisions faster than gRPC (plugin.proto,
-// OpenLane). Hosts use it when they can and fall back to gRPC otherwise.
-const CapabilityLane = "lane"
 
 // Info describes a plugin: what the Info RPC returns.
 type Info struct {
@@ -131,22 +124,6 @@ func NewLogger(name string) hclog.Logger {
 		Output:     os.Stderr,
 		JSONFormat: true,
 	})
-}
-
-// FlowControlWindow is the fixed gRPC flow-control window (per stream and
-// per connection) that plugins serve with and hosts should dial with. A
-// fixed window turns off gRPC's bandwidth-delay probing, which otherwise
-// adds a PING round trip to many small messages (the launcher's MCP lines)
-// and can grow windows to 16 MiB; 1 MiB bounds what one stream buffers.
-const FlowControlWindow = 1 << 20
-
-// GRPCDialOptions returns the dial options a host should give go-plugin
-// (plugin.ClientConfig.GRPCDialOptions) for toolgate plugins.
-func GRPCDialOptions() []grpc.DialOption {
-	return []grpc.DialOption{
-		grpc.WithInitialWindowSize(FlowControlWindow),
-		grpc.WithInitialConnWindowSize(FlowControlWindow),
-	}
 }
 
 // Annotations are the MCP annotations (hints) of the tool a call targets,

@@ -114,15 +114,15 @@ func (h *Hook) PermissionRequest(ctx context.Context, r approval.Request) (appro
 	if !h.Applies(EventPermissionRequest, r) {
 		return approval.HookVerdict{}, nil
 	}
-	ctx, cancel, limit := bound(ctx, callTimeout(h.block))
+	ctx, cancel, timeout := bound(ctx, callTimeout(h.block))
 	defer cancel()
 	c, p, err := h.client(ctx)
 	if err != nil {
-		return approval.HookVerdict{}, limit.failed(h.in, p, err)
+		return approval.HookVerdict{}, timeout.failed(h.in, p, err)
 	}
 	res, err := c.PermissionRequest(ctx, hookRequest(r, h.permissions, h.cwd))
 	if err != nil {
-		return approval.HookVerdict{}, limit.failed(h.in, p, err)
+		return approval.HookVerdict{}, timeout.failed(h.in, p, err)
 	}
 	switch res.Decision {
 	case hook.DecisionNone:
@@ -141,15 +141,15 @@ func (h *Hook) PreToolUse(ctx context.Context, r approval.Request) (approval.Pre
 	if !h.Applies(EventPreToolUse, r) {
 		return approval.PreVerdict{}, nil
 	}
-	ctx, cancel, limit := bound(ctx, callTimeout(h.block))
+	ctx, cancel, timeout := bound(ctx, callTimeout(h.block))
 	defer cancel()
 	c, p, err := h.client(ctx)
 	if err != nil {
-		return approval.PreVerdict{}, limit.failed(h.in, p, err)
+		return approval.PreVerdict{}, timeout.failed(h.in, p, err)
 	}
 	res, err := c.PreToolUse(ctx, hookRequest(r, h.permissions, h.cwd))
 	if err != nil {
-		return approval.PreVerdict{}, limit.failed(h.in, p, err)
+		return approval.PreVerdict{}, timeout.failed(h.in, p, err)
 	}
 	switch res.Action {
 	case hook.ActionContinue:
@@ -171,11 +171,11 @@ func (h *Hook) PostToolUse(ctx context.Context, r approval.Request, res approval
 	if !h.Applies(EventPostToolUse, r) {
 		return "", nil
 	}
-	ctx, cancel, limit := bound(ctx, callTimeout(h.block))
+	ctx, cancel, timeout := bound(ctx, callTimeout(h.block))
 	defer cancel()
 	c, p, err := h.client(ctx)
 	if err != nil {
-		return "", limit.failed(h.in, p, err)
+		return "", timeout.failed(h.in, p, err)
 	}
 	tr := hook.ToolResult{IsError: res.IsError, Duration: res.Duration}
 	if res.Raw != nil {
@@ -188,7 +188,7 @@ func (h *Hook) PostToolUse(ctx context.Context, r approval.Request, res approval
 	}
 	out, err := c.PostToolUse(ctx, hookRequest(r, h.permissions, h.cwd), tr)
 	if err != nil {
-		return "", limit.failed(h.in, p, err)
+		return "", timeout.failed(h.in, p, err)
 	}
 	return out.Note, nil
 }
@@ -216,26 +216,26 @@ func (h *Hook) client(ctx context.Context) (*hook.Client, *process, error) {
 	return c, p, nil
 }
 
-// limit is the timeout a call runs under.
-type limit struct {
+// blockTimeout is the block's timeout a call runs under.
+type blockTimeout struct {
 	timeout time.Duration
-	// own is true when the timeout, not an earlier deadline of the
+	// endsCall is true when this timeout, not an earlier deadline of the
 	// caller's ctx, ends the call.
-	own bool
+	endsCall bool
 }
 
 // bound applies a block's timeout to a call.
-func bound(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc, limit) {
+func bound(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc, blockTimeout) {
 	dl, ok := ctx.Deadline()
-	l := limit{timeout: timeout, own: !ok || time.Until(dl) > timeout}
+	l := blockTimeout{timeout: timeout, endsCall: !ok || time.Until(dl) > timeout}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	return ctx, cancel, l
 }
 
 // failed words a failed call for the denial text and the log: running
 // out of the block's timeout names it, a crash the process's exit.
-func (l limit) failed(in *instance, p *process, err error) error {
-	if errors.Is(err, context.DeadlineExceeded) && l.own {
+func (l blockTimeout) failed(in *instance, p *process, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) && l.endsCall {
 		// The plugin may report the deadline a moment before this side's
 		// timer fires: the error, not ctx.Err(), decides.
 		return fmt.Errorf("no answer within %s (the timeout of plugin %q; raise timeout in its block if it needs longer): %w",

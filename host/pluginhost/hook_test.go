@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -65,33 +64,6 @@ plugin "deny" {
 	}
 	if got := rec.statuses("allow"); !cmp.Equal(got, []string{events.PluginStarted}) {
 		t.Errorf("events of allow = %v, want one start", got)
-	}
-	// SDK-built hooks offer the direct lane, and the host takes it.
-	for _, st := range h.Status() {
-		if st.Lane != wantLane {
-			t.Errorf("plugin %q: Lane = %v, want %v", st.Name, st.Lane, wantLane)
-		}
-	}
-}
-
-// wantLane: plugins built with the SDK offer the direct lane here.
-var wantLane = runtime.GOOS == "linux"
-
-func TestHooksDecideOverGRPCWhenTheLaneIsOff(t *testing.T) {
-	t.Parallel()
-	cfg := loadConfig(t, fmt.Sprintf(`
-plugin "allow" {
-  kind = "hook"
-  path = %q
-}
-`, bin("hook-allow")))
-	h, _ := newHost(t, cfg, pluginhost.Options{NoLane: true})
-	d := approval.New(approval.Options{Hooks: []approval.Hook{hookNamed(t, h, "allow")}}).Decide(t.Context(), request)
-	if !d.Approved || d.By != "allow" {
-		t.Errorf("Decide = %+v, want approved by allow", d)
-	}
-	if st := h.Status()[0]; st.Lane || st.Health != pluginhost.HealthRunning {
-		t.Errorf("status = %+v, want running without the lane", st)
 	}
 }
 
@@ -172,8 +144,6 @@ func TestFailingHooksNeverApprove(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			for _, onError := range []config.OnError{config.OnErrorDeny, config.OnErrorSkip} {
-				// deny over the lane where there is one, skip over gRPC
-				noLane := onError == config.OnErrorSkip
 				cfg := loadConfig(t, fmt.Sprintf(`
 plugin "bad" {
   kind     = "hook"
@@ -185,7 +155,7 @@ plugin "ok" {
   path = %q
 }
 `, onError, tt.block, bin("hook-allow")))
-				h, _ := newHost(t, cfg, pluginhost.Options{NoLane: noLane})
+				h, _ := newHost(t, cfg, pluginhost.Options{})
 				bad := hookNamed(t, h, "bad")
 
 				_, err := bad.PermissionRequest(t.Context(), request)

@@ -47,10 +47,6 @@ type Options struct {
 	// Launcher configures the processes launcher plugins run (shutdown
 	// graces). A nil Logger logs under the launcher plugin's logger.
 	Launcher launcher.ClientOptions
-	// NoLane keeps hook and Guardian calls on gRPC even when the plugin
-	// offers the direct lane (sdk.CapabilityLane): for comparing the two,
-	// and for tests of the gRPC path.
-	NoLane bool
 }
 
 // RestartPolicy says how a crashed plugin is restarted: the first restart

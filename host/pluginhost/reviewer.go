@@ -33,11 +33,11 @@ func (r *Reviewer) Name() string { return r.block.Name }
 
 // Review asks the Guardian about one call.
 func (r *Reviewer) Review(ctx context.Context, req approval.Request) (approval.Assessment, error) {
-	ctx, cancel, limit := bound(ctx, callTimeout(r.block))
+	ctx, cancel, timeout := bound(ctx, callTimeout(r.block))
 	defer cancel()
 	p, err := r.in.acquire(ctx)
 	if err != nil {
-		return approval.Assessment{}, r.failed(limit, nil, err)
+		return approval.Assessment{}, r.failed(timeout, nil, err)
 	}
 	c, ok := p.plugin.(*guardian.Client)
 	if !ok {
@@ -54,7 +54,7 @@ func (r *Reviewer) Review(ctx context.Context, req approval.Request) (approval.A
 		CallID:          req.CallID,
 	})
 	if err != nil {
-		return approval.Assessment{}, r.failed(limit, p, err)
+		return approval.Assessment{}, r.failed(timeout, p, err)
 	}
 	a := approval.Assessment{Rationale: v.Rationale}
 	switch v.Outcome {
@@ -76,7 +76,7 @@ func (r *Reviewer) Review(ctx context.Context, req approval.Request) (approval.A
 
 // failed makes any deadline a review timeout (the procedure denies with
 // a text that invites one retry).
-func (r *Reviewer) failed(l limit, p *process, err error) error {
+func (r *Reviewer) failed(l blockTimeout, p *process, err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%w: %w", approval.ErrReviewTimeout, l.failed(r.in, p, err))
 	}

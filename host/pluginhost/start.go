@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/hcl/v2"
+	"google.golang.org/grpc"
 
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/sdk"
@@ -30,6 +31,15 @@ import (
 // hostAPIVersions are the API versions of each kind's service this host
 // implements, oldest first.
 var hostAPIVersions = []string{sdk.APIVersion}
+
+// grpcDialOptions fix the flow-control window of what the host receives
+// from a plugin at 1 MiB, as the SDK fixes what its plugins receive: a
+// fixed window turns off gRPC's bandwidth-delay probing, whose PING round
+// trips slow a launcher's many small MCP lines.
+var grpcDialOptions = []grpc.DialOption{
+	grpc.WithInitialWindowSize(1 << 20),
+	grpc.WithInitialConnWindowSize(1 << 20),
+}
 
 // pluginEnvNames are the only variables of the host's environment a
 // plugin process gets: enough to find programs, a home and a temporary
@@ -65,7 +75,7 @@ func (in *instance) start(p *process, block config.Plugin, env *config.Environme
 		AutoMTLS:         true,
 		Logger:           quietLifecycle{in.log},
 		StartTimeout:     in.h.opts.StartTimeout,
-		GRPCDialOptions:  sdk.GRPCDialOptions(),
+		GRPCDialOptions:  grpcDialOptions,
 	})
 	rpc, err := p.client.Client()
 	if cmd.Process != nil {
@@ -121,20 +131,7 @@ func (in *instance) start(p *process, block config.Plugin, env *config.Environme
 	if hd.HasErrors() {
 		return &ConfigError{Plugin: in.name, Diags: hd}
 	}
-	if lo, ok := pc.(laneClient); ok && !in.h.opts.NoLane {
-		if _, err := lo.OpenLane(ctx, p.pid); err != nil {
-			in.log.Warn("the plugin's direct lane could not be opened; its calls go over gRPC", "error", err)
-		}
-	}
 	return nil
-}
-
-// laneClient is a kind's client that can move its calls to a direct lane
-// (hooks and Guardians): a plain unix socket instead of gRPC, for the
-// decisions on the path of every tool call.
-type laneClient interface {
-	OpenLane(ctx context.Context, pid int) (bool, error)
-	LaneOpen() bool
 }
 
 func callTimeout(block config.Plugin) time.Duration {

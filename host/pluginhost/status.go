@@ -41,9 +41,6 @@ type Status struct {
 	// negotiated API version of the kind's service.
 	Protocol   int    `json:"protocol,omitempty"`
 	APIVersion string `json:"api_version,omitempty"`
-	// Lane says that the kind's calls go over the direct lane (a unix
-	// socket the plugin offered) rather than gRPC.
-	Lane bool `json:"lane,omitempty"`
 
 	// Checksum is one of the Checksum* constants; SHA256 is the pin and
 	// ActualSHA256 what the binary had when it was last checked.
@@ -79,17 +76,12 @@ func (s Status) HealthText() string {
 	return s.Health
 }
 
-// ProtocolText is "go-plugin 1, API 1" (", lane" when calls take the
-// direct lane), or "-" before a start.
+// ProtocolText is "go-plugin 1, API 1", or "-" before a start.
 func (s Status) ProtocolText() string {
 	if s.Protocol == 0 {
 		return "-"
 	}
-	text := fmt.Sprintf("go-plugin %d, API %s", s.Protocol, s.APIVersion)
-	if s.Lane {
-		text += ", lane"
-	}
-	return text
+	return fmt.Sprintf("go-plugin %d, API %s", s.Protocol, s.APIVersion)
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -124,9 +116,6 @@ func (in *instance) status() Status {
 		s.PluginName, s.Version = p.info.Name, p.info.Version
 		s.Capabilities = p.info.Capabilities
 		s.Protocol, s.APIVersion = p.protocol, p.api
-		if lc, ok := p.plugin.(laneClient); ok {
-			s.Lane = lc.LaneOpen() // false again once a broken lane sent calls back to gRPC
-		}
 	}
 	switch {
 	case in.closed:

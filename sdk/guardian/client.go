@@ -34,7 +34,7 @@ func NewClient(conn grpc.ClientConnInterface, exited context.Context) *Client {
 	}
 	pc := wire.NewPluginClient(conn, exited, sdk.KindGuardian)
 	return &Client{
-		rpc:    guardianv1.NewGuardianServiceClient(pc.Conn()),
+		rpc:    guardianv1.NewGuardianServiceClient(conn),
 		plugin: pc,
 		exited: exited,
 	}
@@ -45,22 +45,6 @@ func (c *Client) Exited() <-chan struct{} { return c.exited.Done() }
 
 // Info describes the plugin.
 func (c *Client) Info(ctx context.Context) (sdk.Info, error) { return c.plugin.Info(ctx) }
-
-// OpenLane moves Review calls to the direct lane when the plugin's last
-// Info offered one (sdk.CapabilityLane) and reports whether it did. pid is
-// the plugin process's id, which must hold the lane's socket (0: any
-// process of this user). On an error they stay on gRPC, which works all
-// the same.
-func (c *Client) OpenLane(ctx context.Context, pid int) (bool, error) {
-	return c.plugin.OpenLane(ctx, pid)
-}
-
-// LaneOpen reports whether Review calls go over a direct lane.
-func (c *Client) LaneOpen() bool { return c.plugin.LaneOpen() }
-
-// CloseLane closes the direct lane, if one is open: Review calls go back to
-// gRPC. The lane also closes by itself when the plugin exits.
-func (c *Client) CloseLane() { c.plugin.CloseLane() }
 
 // Configure sends the plugin its configuration and returns its
 // diagnostics (not an error: check them with sdk.HasErrors).

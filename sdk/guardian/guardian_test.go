@@ -40,107 +40,101 @@ var fullAction = guardian.Action{
 }
 
 func TestReviewRoundTrip(t *testing.T) {
-	eachTransport(t, func(t *testing.T, serve serveFunc) {
-		for _, want := range []guardian.Verdict{
-			{Outcome: guardian.OutcomeDeny, RiskLevel: guardian.RiskCritical, UserAuthorization: guardian.AuthorizationLow, Rationale: "deletes system files"},
-			{Outcome: guardian.OutcomeAllow, RiskLevel: guardian.RiskLow, UserAuthorization: guardian.AuthorizationHigh, Rationale: "asked for"},
-			{Outcome: guardian.OutcomeAllow}, // risk and authorization not said
-		} {
-			t.Run(want.Outcome.String()+"/"+want.RiskLevel.String(), func(t *testing.T) {
-				seen := make(chan guardian.Action, 1)
-				g := serve(t, reviewFunc(func(_ context.Context, a guardian.Action) (guardian.Verdict, error) {
-					seen <- a
-					return want, nil
-				}))
-				got, err := g.Review(t.Context(), fullAction)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if diff := cmp.Diff(want, got); diff != "" {
-					t.Errorf("verdict (-want +got):\n%s", diff)
-				}
-				if diff := cmp.Diff(fullAction, <-seen); diff != "" {
-					t.Errorf("action the plugin saw (-want +got):\n%s", diff)
-				}
-			})
-		}
-	})
+	for _, want := range []guardian.Verdict{
+		{Outcome: guardian.OutcomeDeny, RiskLevel: guardian.RiskCritical, UserAuthorization: guardian.AuthorizationLow, Rationale: "deletes system files"},
+		{Outcome: guardian.OutcomeAllow, RiskLevel: guardian.RiskLow, UserAuthorization: guardian.AuthorizationHigh, Rationale: "asked for"},
+		{Outcome: guardian.OutcomeAllow}, // risk and authorization not said
+	} {
+		t.Run(want.Outcome.String()+"/"+want.RiskLevel.String(), func(t *testing.T) {
+			seen := make(chan guardian.Action, 1)
+			g := plugintest.Guardian(t, reviewFunc(func(_ context.Context, a guardian.Action) (guardian.Verdict, error) {
+				seen <- a
+				return want, nil
+			}))
+			got, err := g.Review(t.Context(), fullAction)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("verdict (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(fullAction, <-seen); diff != "" {
+				t.Errorf("action the plugin saw (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
 
 func TestDeadlineAndCancellationReachPlugin(t *testing.T) {
-	eachTransport(t, func(t *testing.T, serve serveFunc) {
-		deadlines := make(chan time.Time, 1)
-		g := serve(t, reviewFunc(func(ctx context.Context, _ guardian.Action) (guardian.Verdict, error) {
-			d, _ := ctx.Deadline()
-			deadlines <- d
-			<-ctx.Done()
-			return guardian.Verdict{}, ctx.Err()
-		}))
-		want := time.Now().Add(200 * time.Millisecond)
-		ctx, cancel := context.WithDeadline(t.Context(), want)
-		defer cancel()
-		if _, err := g.Review(ctx, fullAction); !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("got %v, want context.DeadlineExceeded", err)
-		}
-		if d := (<-deadlines).Sub(want); d > time.Second || d < -time.Second {
-			t.Errorf("plugin's deadline is %v away from the host's", d)
-		}
+	deadlines := make(chan time.Time, 1)
+	g := plugintest.Guardian(t, reviewFunc(func(ctx context.Context, _ guardian.Action) (guardian.Verdict, error) {
+		d, _ := ctx.Deadline()
+		deadlines <- d
+		<-ctx.Done()
+		return guardian.Verdict{}, ctx.Err()
+	}))
+	want := time.Now().Add(200 * time.Millisecond)
+	ctx, cancel := context.WithDeadline(t.Context(), want)
+	defer cancel()
+	if _, err := g.Review(ctx, fullAction); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("got %v, want context.DeadlineExceeded", err)
+	}
+	if d := (<-deadlines).Sub(want); d > time.Second || d < -time.Second {
+		t.Errorf("plugin's deadline is %v away from the host's", d)
+	}
 
-		started := make(chan struct{})
-		pluginErr := make(chan error, 1)
-		g = serve(t, reviewFunc(func(ctx context.Context, _ guardian.Action) (guardian.Verdict, error) {
-			close(started)
-			<-ctx.Done()
-			pluginErr <- ctx.Err()
-			return guardian.Verdict{}, ctx.Err()
-		}))
-		ctx, cancel = context.WithCancel(t.Context())
-		go func() { <-started; cancel() }()
-		if _, err := g.Review(ctx, fullAction); !errors.Is(err, context.Canceled) {
-			t.Errorf("got %v, want context.Canceled", err)
-		}
-		if err := <-pluginErr; !errors.Is(err, context.Canceled) {
-			t.Errorf("plugin's ctx ended with %v, want context.Canceled", err)
-		}
-	})
+	started := make(chan struct{})
+	pluginErr := make(chan error, 1)
+	g = plugintest.Guardian(t, reviewFunc(func(ctx context.Context, _ guardian.Action) (guardian.Verdict, error) {
+		close(started)
+		<-ctx.Done()
+		pluginErr <- ctx.Err()
+		return guardian.Verdict{}, ctx.Err()
+	}))
+	ctx, cancel = context.WithCancel(t.Context())
+	go func() { <-started; cancel() }()
+	if _, err := g.Review(ctx, fullAction); !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want context.Canceled", err)
+	}
+	if err := <-pluginErr; !errors.Is(err, context.Canceled) {
+		t.Errorf("plugin's ctx ended with %v, want context.Canceled", err)
+	}
 }
 
 func TestReviewErrors(t *testing.T) {
-	eachTransport(t, func(t *testing.T, serve serveFunc) {
-		for _, tt := range []struct {
-			name    string
-			review  reviewFunc
-			wantIs  error
-			wantMsg string
-		}{
-			{"no outcome", func(context.Context, guardian.Action) (guardian.Verdict, error) {
-				return guardian.Verdict{Rationale: "forgot"}, nil
-			}, sdk.ErrBadResponse, ""},
-			{"unknown outcome", func(context.Context, guardian.Action) (guardian.Verdict, error) {
-				return guardian.Verdict{Outcome: 7}, nil
-			}, sdk.ErrBadResponse, ""},
-			{"plugin error", func(context.Context, guardian.Action) (guardian.Verdict, error) {
-				return guardian.Verdict{}, errors.New("model endpoint unreachable")
-			}, nil, "model endpoint unreachable"},
-			{"not configured", func(context.Context, guardian.Action) (guardian.Verdict, error) {
-				return guardian.Verdict{}, sdk.ErrNotConfigured
-			}, sdk.ErrNotConfigured, ""},
-		} {
-			t.Run(tt.name, func(t *testing.T) {
-				_, err := serve(t, tt.review).Review(t.Context(), fullAction)
-				if tt.wantIs != nil {
-					if !errors.Is(err, tt.wantIs) {
-						t.Errorf("got %v, want %v", err, tt.wantIs)
-					}
-					return
+	for _, tt := range []struct {
+		name    string
+		review  reviewFunc
+		wantIs  error
+		wantMsg string
+	}{
+		{"no outcome", func(context.Context, guardian.Action) (guardian.Verdict, error) {
+			return guardian.Verdict{Rationale: "forgot"}, nil
+		}, sdk.ErrBadResponse, ""},
+		{"unknown outcome", func(context.Context, guardian.Action) (guardian.Verdict, error) {
+			return guardian.Verdict{Outcome: 7}, nil
+		}, sdk.ErrBadResponse, ""},
+		{"plugin error", func(context.Context, guardian.Action) (guardian.Verdict, error) {
+			return guardian.Verdict{}, errors.New("model endpoint unreachable")
+		}, nil, "model endpoint unreachable"},
+		{"not configured", func(context.Context, guardian.Action) (guardian.Verdict, error) {
+			return guardian.Verdict{}, sdk.ErrNotConfigured
+		}, sdk.ErrNotConfigured, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := plugintest.Guardian(t, tt.review).Review(t.Context(), fullAction)
+			if tt.wantIs != nil {
+				if !errors.Is(err, tt.wantIs) {
+					t.Errorf("got %v, want %v", err, tt.wantIs)
 				}
-				var pe *sdk.PluginError
-				if !errors.As(err, &pe) || pe.Msg != tt.wantMsg {
-					t.Errorf("got %v, want *sdk.PluginError{%q}", err, tt.wantMsg)
-				}
-			})
-		}
-	})
+				return
+			}
+			var pe *sdk.PluginError
+			if !errors.As(err, &pe) || pe.Msg != tt.wantMsg {
+				t.Errorf("got %v, want *sdk.PluginError{%q}", err, tt.wantMsg)
+			}
+		})
+	}
 }
 
 func TestPluginExitMidReviewIsErrPluginExited(t *testing.T) {

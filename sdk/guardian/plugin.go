@@ -23,14 +23,7 @@ const CapabilityReview = "review"
 // Serve runs impl as a toolgate Guardian plugin until the host stops it.
 // Call it from main, and write nothing to stdout before: the first line on
 // stdout is go-plugin's handshake.
-//
-// Serve runs the plugin's Go code on one processor unless the GOMAXPROCS
-// environment variable is set: decisions are small and latency-bound, and
-// one processor answers them faster (see the package documentation). A
-// plugin that does CPU-heavy work gets more with env_vars = ["GOMAXPROCS"]
-// in its plugin block and GOMAXPROCS set for toolgate.
 func Serve(impl Reviewer) {
-	wire.ServeOnOneProcessor()
 	plugin.Serve(ServeConfig(impl))
 }
 
@@ -71,16 +64,14 @@ func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	if p.Impl == nil {
 		return errors.New("serving guardian: GRPCPlugin.Impl is nil; pass the reviewer implementation")
 	}
-	srv := &server{impl: p.Impl, log: p.Logger}
 	pluginv1.RegisterPluginServiceServer(s, &wire.PluginServer{
 		Kind:         sdk.KindGuardian,
 		Impl:         p.Impl,
 		Capabilities: []string{CapabilityReview},
 		APIVersions:  p.APIVersions,
 		Logger:       p.Logger,
-		Lane:         wire.NewLaneServer(&guardianv1.GuardianService_ServiceDesc, srv, p.Logger),
 	})
-	guardianv1.RegisterGuardianServiceServer(s, srv)
+	guardianv1.RegisterGuardianServiceServer(s, &server{impl: p.Impl, log: p.Logger})
 	return nil
 }
 

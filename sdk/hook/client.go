@@ -42,7 +42,7 @@ func NewClient(conn grpc.ClientConnInterface, exited context.Context) *Client {
 	}
 	pc := wire.NewPluginClient(conn, exited, sdk.KindHook)
 	return &Client{
-		rpc:    hookv1.NewHookServiceClient(pc.Conn()),
+		rpc:    hookv1.NewHookServiceClient(conn),
 		plugin: pc,
 		exited: exited,
 	}
@@ -78,23 +78,6 @@ func (c *Client) Info(ctx context.Context) (sdk.Info, error) {
 func (c *Client) Configure(ctx context.Context, config json.RawMessage) ([]sdk.Diagnostic, error) {
 	return c.plugin.Configure(ctx, config)
 }
-
-// OpenLane moves the event calls to the direct lane when the plugin's last
-// Info offered one (sdk.CapabilityLane) and reports whether it did. pid is
-// the plugin process's id, which must hold the lane's socket (0: any
-// process of this user). On an error they stay on gRPC, which works all
-// the same. Calls in flight when a lane breaks fail like those of a broken
-// gRPC connection; later ones go over gRPC.
-func (c *Client) OpenLane(ctx context.Context, pid int) (bool, error) {
-	return c.plugin.OpenLane(ctx, pid)
-}
-
-// LaneOpen reports whether event calls go over a direct lane.
-func (c *Client) LaneOpen() bool { return c.plugin.LaneOpen() }
-
-// CloseLane closes the direct lane, if one is open: event calls go back to
-// gRPC. The lane also closes by itself when the plugin exits.
-func (c *Client) CloseLane() { c.plugin.CloseLane() }
 
 // Handles reports whether the plugin handles e: true until Info has told
 // otherwise.

@@ -51,20 +51,4 @@
 // implementations must be safe for concurrent use. A [*Client] is safe for
 // concurrent use. Every method receives the host's deadline and
 // cancellation in its ctx; implementations must return when it is done.
-//
-// [Serve] runs the plugin on one processor (GOMAXPROCS=1) unless the
-// environment sets GOMAXPROCS: a decision is a round trip made of
-// goroutine hand-offs, and on one processor those do not wake other OS
-// threads — about 18 % faster per decision on a small VM
-// (BenchmarkHookProcessors in host/pluginhost). Calls still run
-// concurrently; only CPU-bound work is serialized.
-//
-// # The direct lane
-//
-// On Linux, a served hook also offers the direct lane (sdk.CapabilityLane):
-// a unix socket, opened on the host's request and authenticated through
-// the gRPC connection, that carries the event calls without gRPC's HTTP/2
-// framing and hand-offs. [Client.OpenLane] moves a client's event calls to
-// it; the host does so after Configure. The messages, deadlines,
-// cancellation and errors are the same on both transports.
 package hook

@@ -61,122 +61,116 @@ var fullRequest = hook.Request{
 
 // everyEvent calls each event of h and returns the results.
 func TestEventsRoundTrip(t *testing.T) {
-	eachTransport(t, func(t *testing.T, serve serveFunc) {
-		var mu sync.Mutex
-		var seen []hook.Request
-		var seenResult hook.ToolResult
-		record := func(r hook.Request) {
-			mu.Lock()
-			defer mu.Unlock()
-			seen = append(seen, r)
-		}
-		h := serve(t, &fakeHook{
-			pre: func(_ context.Context, r hook.Request) (hook.PreToolUseResult, error) {
-				record(r)
-				return hook.Rewrite(json.RawMessage(`{"path":"b.txt"}`), "normalized path"), nil
-			},
-			perm: func(_ context.Context, r hook.Request) (hook.PermissionResult, error) {
-				record(r)
-				return hook.Deny("no writes today"), nil
-			},
-			post: func(_ context.Context, r hook.Request, res hook.ToolResult) (hook.PostToolUseResult, error) {
-				record(r)
-				seenResult = res
-				return hook.PostToolUseResult{Note: "remember to commit"}, nil
-			},
-		})
-		ctx := t.Context()
-
-		pre, err := h.PreToolUse(ctx, fullRequest)
-		if err != nil {
-			t.Fatalf("PreToolUse: %v", err)
-		}
-		if diff := cmp.Diff(hook.Rewrite(json.RawMessage(`{"path":"b.txt"}`), "normalized path"), pre); diff != "" {
-			t.Errorf("PreToolUse result (-want +got):\n%s", diff)
-		}
-		perm, err := h.PermissionRequest(ctx, fullRequest)
-		if err != nil {
-			t.Fatalf("PermissionRequest: %v", err)
-		}
-		if diff := cmp.Diff(hook.Deny("no writes today"), perm); diff != "" {
-			t.Errorf("PermissionRequest result (-want +got):\n%s", diff)
-		}
-		result := hook.ToolResult{
-			JSON:     json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`),
-			IsError:  true,
-			Error:    "timed out",
-			Duration: 1500 * time.Millisecond,
-		}
-		post, err := h.PostToolUse(ctx, fullRequest, result)
-		if err != nil {
-			t.Fatalf("PostToolUse: %v", err)
-		}
-		if post.Note != "remember to commit" {
-			t.Errorf("PostToolUse note = %q, want %q", post.Note, "remember to commit")
-		}
-
-		want := []hook.Request{fullRequest, fullRequest, fullRequest}
-		if diff := cmp.Diff(want, seen); diff != "" {
-			t.Errorf("requests the plugin saw (-want +got):\n%s", diff)
-		}
-		if diff := cmp.Diff(result, seenResult); diff != "" {
-			t.Errorf("result the plugin saw (-want +got):\n%s", diff)
-		}
+	var mu sync.Mutex
+	var seen []hook.Request
+	var seenResult hook.ToolResult
+	record := func(r hook.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, r)
+	}
+	h := plugintest.Hook(t, &fakeHook{
+		pre: func(_ context.Context, r hook.Request) (hook.PreToolUseResult, error) {
+			record(r)
+			return hook.Rewrite(json.RawMessage(`{"path":"b.txt"}`), "normalized path"), nil
+		},
+		perm: func(_ context.Context, r hook.Request) (hook.PermissionResult, error) {
+			record(r)
+			return hook.Deny("no writes today"), nil
+		},
+		post: func(_ context.Context, r hook.Request, res hook.ToolResult) (hook.PostToolUseResult, error) {
+			record(r)
+			seenResult = res
+			return hook.PostToolUseResult{Note: "remember to commit"}, nil
+		},
 	})
+	ctx := t.Context()
+
+	pre, err := h.PreToolUse(ctx, fullRequest)
+	if err != nil {
+		t.Fatalf("PreToolUse: %v", err)
+	}
+	if diff := cmp.Diff(hook.Rewrite(json.RawMessage(`{"path":"b.txt"}`), "normalized path"), pre); diff != "" {
+		t.Errorf("PreToolUse result (-want +got):\n%s", diff)
+	}
+	perm, err := h.PermissionRequest(ctx, fullRequest)
+	if err != nil {
+		t.Fatalf("PermissionRequest: %v", err)
+	}
+	if diff := cmp.Diff(hook.Deny("no writes today"), perm); diff != "" {
+		t.Errorf("PermissionRequest result (-want +got):\n%s", diff)
+	}
+	result := hook.ToolResult{
+		JSON:     json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`),
+		IsError:  true,
+		Error:    "timed out",
+		Duration: 1500 * time.Millisecond,
+	}
+	post, err := h.PostToolUse(ctx, fullRequest, result)
+	if err != nil {
+		t.Fatalf("PostToolUse: %v", err)
+	}
+	if post.Note != "remember to commit" {
+		t.Errorf("PostToolUse note = %q, want %q", post.Note, "remember to commit")
+	}
+
+	want := []hook.Request{fullRequest, fullRequest, fullRequest}
+	if diff := cmp.Diff(want, seen); diff != "" {
+		t.Errorf("requests the plugin saw (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(result, seenResult); diff != "" {
+		t.Errorf("result the plugin saw (-want +got):\n%s", diff)
+	}
 }
 
 func TestEmptyArgumentsArriveAsEmptyObject(t *testing.T) {
-	eachTransport(t, func(t *testing.T, serve serveFunc) {
-		got := make(chan hook.Request, 1)
-		h := serve(t, &fakeHook{pre: func(_ context.Context, r hook.Request) (hook.PreToolUseResult, error) {
-			got <- r
-			return hook.Continue(), nil
-		}})
-		if _, err := h.PreToolUse(t.Context(), hook.Request{Server: "s", Tool: "t"}); err != nil {
-			t.Fatal(err)
-		}
-		r := <-got
-		if string(r.Arguments) != "{}" || r.Annotations != nil {
-			t.Errorf("plugin saw arguments %q and annotations %v, want {} and nil", r.Arguments, r.Annotations)
-		}
-	})
+	got := make(chan hook.Request, 1)
+	h := plugintest.Hook(t, &fakeHook{pre: func(_ context.Context, r hook.Request) (hook.PreToolUseResult, error) {
+		got <- r
+		return hook.Continue(), nil
+	}})
+	if _, err := h.PreToolUse(t.Context(), hook.Request{Server: "s", Tool: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if string(r.Arguments) != "{}" || r.Annotations != nil {
+		t.Errorf("plugin saw arguments %q and annotations %v, want {} and nil", r.Arguments, r.Annotations)
+	}
 }
 
 func TestResultsOfEveryKind(t *testing.T) {
-	eachTransport(t, func(t *testing.T, serve serveFunc) {
-		for _, tt := range []struct {
-			name string
-			pre  hook.PreToolUseResult
-			perm hook.PermissionResult
-		}{
-			{"continue and no decision", hook.Continue(), hook.NoDecision()},
-			{"block and allow", hook.Block("not here"), hook.Allow("fine")},
-			{"rewrite and deny", hook.Rewrite(json.RawMessage(` {"a":1}`), "why"), hook.Deny("no")},
-		} {
-			t.Run(tt.name, func(t *testing.T) {
-				h := serve(t, &fakeHook{
-					pre: func(context.Context, hook.Request) (hook.PreToolUseResult, error) { return tt.pre, nil },
-					perm: func(context.Context, hook.Request) (hook.PermissionResult, error) {
-						return tt.perm, nil
-					},
-				})
-				pre, err := h.PreToolUse(t.Context(), fullRequest)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if diff := cmp.Diff(tt.pre, pre); diff != "" {
-					t.Errorf("PreToolUse (-want +got):\n%s", diff)
-				}
-				perm, err := h.PermissionRequest(t.Context(), fullRequest)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if diff := cmp.Diff(tt.perm, perm); diff != "" {
-					t.Errorf("PermissionRequest (-want +got):\n%s", diff)
-				}
+	for _, tt := range []struct {
+		name string
+		pre  hook.PreToolUseResult
+		perm hook.PermissionResult
+	}{
+		{"continue and no decision", hook.Continue(), hook.NoDecision()},
+		{"block and allow", hook.Block("not here"), hook.Allow("fine")},
+		{"rewrite and deny", hook.Rewrite(json.RawMessage(` {"a":1}`), "why"), hook.Deny("no")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := plugintest.Hook(t, &fakeHook{
+				pre: func(context.Context, hook.Request) (hook.PreToolUseResult, error) { return tt.pre, nil },
+				perm: func(context.Context, hook.Request) (hook.PermissionResult, error) {
+					return tt.perm, nil
+				},
 			})
-		}
-	})
+			pre, err := h.PreToolUse(t.Context(), fullRequest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.pre, pre); diff != "" {
+				t.Errorf("PreToolUse (-want +got):\n%s", diff)
+			}
+			perm, err := h.PermissionRequest(t.Context(), fullRequest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.perm, perm); diff != "" {
+				t.Errorf("PermissionRequest (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
 
 // eventCalls runs the named event on h with ctx.
@@ -211,152 +205,142 @@ func every(f func(ctx context.Context) error) *fakeHook {
 }
 
 func TestDeadlineReachesPlugin(t *testing.T) {
-	eachTransport(t, func(t *testing.T, serve serveFunc) {
-		for _, event := range hook.AllEvents {
-			t.Run(string(event), func(t *testing.T) {
-				deadlines := make(chan time.Time, 1)
-				h := serve(t, every(func(ctx context.Context) error {
-					d, ok := ctx.Deadline()
-					if !ok {
-						return errors.New("no deadline")
-					}
-					deadlines <- d
-					return nil
-				}))
-				want := time.Now().Add(time.Minute)
-				ctx, cancel := context.WithDeadline(t.Context(), want)
-				defer cancel()
-				if err := eventCalls[event](ctx, h); err != nil {
-					t.Fatal(err)
+	for _, event := range hook.AllEvents {
+		t.Run(string(event), func(t *testing.T) {
+			deadlines := make(chan time.Time, 1)
+			h := plugintest.Hook(t, every(func(ctx context.Context) error {
+				d, ok := ctx.Deadline()
+				if !ok {
+					return errors.New("no deadline")
 				}
-				got := <-deadlines
-				// gRPC sends the remaining time, not the instant, rounded up:
-				// the plugin's deadline is close to the host's, not equal.
-				if d := got.Sub(want); d > 5*time.Second || d < -5*time.Second {
-					t.Errorf("plugin's deadline = %v, want about %v", got, want)
-				}
-			})
-		}
-	})
+				deadlines <- d
+				return nil
+			}))
+			want := time.Now().Add(time.Minute)
+			ctx, cancel := context.WithDeadline(t.Context(), want)
+			defer cancel()
+			if err := eventCalls[event](ctx, h); err != nil {
+				t.Fatal(err)
+			}
+			got := <-deadlines
+			// gRPC sends the remaining time, not the instant, rounded up:
+			// the plugin's deadline is close to the host's, not equal.
+			if d := got.Sub(want); d > 5*time.Second || d < -5*time.Second {
+				t.Errorf("plugin's deadline = %v, want about %v", got, want)
+			}
+		})
+	}
 }
 
 func TestHostCancellationCancelsPlugin(t *testing.T) {
-	eachTransport(t, func(t *testing.T, serve serveFunc) {
-		for _, event := range hook.AllEvents {
-			t.Run(string(event), func(t *testing.T) {
-				started := make(chan struct{})
-				pluginErr := make(chan error, 1)
-				h := serve(t, every(func(ctx context.Context) error {
-					close(started)
-					<-ctx.Done()
-					pluginErr <- ctx.Err()
-					return ctx.Err()
-				}))
-				ctx, cancel := context.WithCancel(t.Context())
-				go func() {
-					<-started
-					cancel()
-				}()
-				err := eventCalls[event](ctx, h)
-				if !errors.Is(err, context.Canceled) {
-					t.Errorf("host got %v, want context.Canceled", err)
-				}
-				if err := <-pluginErr; !errors.Is(err, context.Canceled) {
-					t.Errorf("plugin's ctx ended with %v, want context.Canceled", err)
-				}
-			})
-		}
-	})
+	for _, event := range hook.AllEvents {
+		t.Run(string(event), func(t *testing.T) {
+			started := make(chan struct{})
+			pluginErr := make(chan error, 1)
+			h := plugintest.Hook(t, every(func(ctx context.Context) error {
+				close(started)
+				<-ctx.Done()
+				pluginErr <- ctx.Err()
+				return ctx.Err()
+			}))
+			ctx, cancel := context.WithCancel(t.Context())
+			go func() {
+				<-started
+				cancel()
+			}()
+			err := eventCalls[event](ctx, h)
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("host got %v, want context.Canceled", err)
+			}
+			if err := <-pluginErr; !errors.Is(err, context.Canceled) {
+				t.Errorf("plugin's ctx ended with %v, want context.Canceled", err)
+			}
+		})
+	}
 }
 
 func TestDeadlineExceededIsContextError(t *testing.T) {
-	eachTransport(t, func(t *testing.T, serve serveFunc) {
-		h := serve(t, every(func(ctx context.Context) error {
-			<-ctx.Done()
-			return ctx.Err()
-		}))
-		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
-		defer cancel()
-		for _, event := range hook.AllEvents {
-			if err := eventCalls[event](ctx, h); !errors.Is(err, context.DeadlineExceeded) {
-				t.Errorf("%s: got %v, want context.DeadlineExceeded", event, err)
-			}
+	h := plugintest.Hook(t, every(func(ctx context.Context) error {
+		<-ctx.Done()
+		return ctx.Err()
+	}))
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	for _, event := range hook.AllEvents {
+		if err := eventCalls[event](ctx, h); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s: got %v, want context.DeadlineExceeded", event, err)
 		}
-	})
+	}
 }
 
 func TestPluginErrorsCrossTheWire(t *testing.T) {
-	eachTransport(t, func(t *testing.T, serve serveFunc) {
-		for _, tt := range []struct {
-			name    string
-			fail    func(ctx context.Context) error
-			wantIs  error
-			wantMsg string
-		}{
-			{
-				name:    "plugin error keeps its message",
-				fail:    func(context.Context) error { return errors.New("policy file unreadable: permission denied") },
-				wantMsg: "policy file unreadable: permission denied",
-			},
-			{
-				name:   "not configured",
-				fail:   func(context.Context) error { return sdk.ErrNotConfigured },
-				wantIs: sdk.ErrNotConfigured,
-			},
-			{
-				name:    "panic becomes a plugin error",
-				fail:    func(context.Context) error { panic("boom") },
-				wantMsg: "plugin panicked: boom",
-			},
-		} {
-			t.Run(tt.name, func(t *testing.T) {
-				h := serve(t, every(tt.fail))
-				for _, event := range hook.AllEvents {
-					err := eventCalls[event](t.Context(), h)
-					if tt.wantIs != nil {
-						if !errors.Is(err, tt.wantIs) {
-							t.Errorf("%s: got %v, want %v", event, err, tt.wantIs)
-						}
-						continue
+	for _, tt := range []struct {
+		name    string
+		fail    func(ctx context.Context) error
+		wantIs  error
+		wantMsg string
+	}{
+		{
+			name:    "plugin error keeps its message",
+			fail:    func(context.Context) error { return errors.New("policy file unreadable: permission denied") },
+			wantMsg: "policy file unreadable: permission denied",
+		},
+		{
+			name:   "not configured",
+			fail:   func(context.Context) error { return sdk.ErrNotConfigured },
+			wantIs: sdk.ErrNotConfigured,
+		},
+		{
+			name:    "panic becomes a plugin error",
+			fail:    func(context.Context) error { panic("boom") },
+			wantMsg: "plugin panicked: boom",
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := plugintest.Hook(t, every(tt.fail))
+			for _, event := range hook.AllEvents {
+				err := eventCalls[event](t.Context(), h)
+				if tt.wantIs != nil {
+					if !errors.Is(err, tt.wantIs) {
+						t.Errorf("%s: got %v, want %v", event, err, tt.wantIs)
 					}
-					var pe *sdk.PluginError
-					if !errors.As(err, &pe) || pe.Msg != tt.wantMsg {
-						t.Errorf("%s: got %v, want *sdk.PluginError{%q}", event, err, tt.wantMsg)
-					}
+					continue
 				}
-			})
-		}
-	})
+				var pe *sdk.PluginError
+				if !errors.As(err, &pe) || pe.Msg != tt.wantMsg {
+					t.Errorf("%s: got %v, want *sdk.PluginError{%q}", event, err, tt.wantMsg)
+				}
+			}
+		})
+	}
 }
 
 func TestContractViolationsAreBadResponses(t *testing.T) {
-	eachTransport(t, func(t *testing.T, serve serveFunc) {
-		for _, tt := range []struct {
-			name  string
-			event hook.Event
-			hook  *fakeHook
-		}{
-			{"unknown action", hook.EventPreToolUse, &fakeHook{pre: func(context.Context, hook.Request) (hook.PreToolUseResult, error) {
-				return hook.PreToolUseResult{Action: 42}, nil
-			}}},
-			{"rewrite with an array", hook.EventPreToolUse, &fakeHook{pre: func(context.Context, hook.Request) (hook.PreToolUseResult, error) {
-				return hook.Rewrite(json.RawMessage(`[1,2]`), ""), nil
-			}}},
-			{"rewrite with broken JSON", hook.EventPreToolUse, &fakeHook{pre: func(context.Context, hook.Request) (hook.PreToolUseResult, error) {
-				return hook.Rewrite(json.RawMessage(`{"a":`), ""), nil
-			}}},
-			{"unknown decision", hook.EventPermissionRequest, &fakeHook{perm: func(context.Context, hook.Request) (hook.PermissionResult, error) {
-				return hook.PermissionResult{Decision: 99}, nil
-			}}},
-		} {
-			t.Run(tt.name, func(t *testing.T) {
-				h := serve(t, tt.hook)
-				if err := eventCalls[tt.event](t.Context(), h); !errors.Is(err, sdk.ErrBadResponse) {
-					t.Errorf("got %v, want sdk.ErrBadResponse", err)
-				}
-			})
-		}
-	})
+	for _, tt := range []struct {
+		name  string
+		event hook.Event
+		hook  *fakeHook
+	}{
+		{"unknown action", hook.EventPreToolUse, &fakeHook{pre: func(context.Context, hook.Request) (hook.PreToolUseResult, error) {
+			return hook.PreToolUseResult{Action: 42}, nil
+		}}},
+		{"rewrite with an array", hook.EventPreToolUse, &fakeHook{pre: func(context.Context, hook.Request) (hook.PreToolUseResult, error) {
+			return hook.Rewrite(json.RawMessage(`[1,2]`), ""), nil
+		}}},
+		{"rewrite with broken JSON", hook.EventPreToolUse, &fakeHook{pre: func(context.Context, hook.Request) (hook.PreToolUseResult, error) {
+			return hook.Rewrite(json.RawMessage(`{"a":`), ""), nil
+		}}},
+		{"unknown decision", hook.EventPermissionRequest, &fakeHook{perm: func(context.Context, hook.Request) (hook.PermissionResult, error) {
+			return hook.PermissionResult{Decision: 99}, nil
+		}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := plugintest.Hook(t, tt.hook)
+			if err := eventCalls[tt.event](t.Context(), h); !errors.Is(err, sdk.ErrBadResponse) {
+				t.Errorf("got %v, want sdk.ErrBadResponse", err)
+			}
+		})
+	}
 }
 
 // rawServer serves impl on a plain gRPC server, so that a test can stop
@@ -506,7 +490,7 @@ func TestInfoAndConfigureRoundTrip(t *testing.T) {
 		Kind:         sdk.KindHook,
 		Version:      "1.2.3",
 		APIVersions:  []string{sdk.APIVersion},
-		Capabilities: withLane([]string{"permission_request", sdk.CapabilityConfigure}),
+		Capabilities: []string{"permission_request", sdk.CapabilityConfigure},
 		ConfigSchema: ptr((&configurable{}).ConfigSchema()),
 	}
 	if diff := cmp.Diff(wantInfo, info); diff != "" {

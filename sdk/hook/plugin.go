@@ -20,14 +20,7 @@ const PluginName = "hook"
 // Serve runs impl as a toolgate hook plugin until the host stops it. Call
 // it from main, and write nothing to stdout before: the first line on
 // stdout is go-plugin's handshake.
-//
-// Serve runs the plugin's Go code on one processor unless the GOMAXPROCS
-// environment variable is set: decisions are small and latency-bound, and
-// one processor answers them faster (see the package documentation). A
-// plugin that does CPU-heavy work gets more with env_vars = ["GOMAXPROCS"]
-// in its plugin block and GOMAXPROCS set for toolgate.
 func Serve(impl Hook) {
-	wire.ServeOnOneProcessor()
 	plugin.Serve(ServeConfig(impl))
 }
 
@@ -71,16 +64,14 @@ func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	if p.Impl == nil {
 		return errors.New("serving hook: GRPCPlugin.Impl is nil; pass the hook implementation")
 	}
-	srv := &server{impl: p.Impl, log: p.Logger}
 	pluginv1.RegisterPluginServiceServer(s, &wire.PluginServer{
 		Kind:         sdk.KindHook,
 		Impl:         p.Impl,
 		Capabilities: capabilities(p.Impl),
 		APIVersions:  p.APIVersions,
 		Logger:       p.Logger,
-		Lane:         wire.NewLaneServer(&hookv1.HookService_ServiceDesc, srv, p.Logger),
 	})
-	hookv1.RegisterHookServiceServer(s, srv)
+	hookv1.RegisterHookServiceServer(s, &server{impl: p.Impl, log: p.Logger})
 	return nil
 }
 

@@ -15,7 +15,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/toolgate/toolgate/sdk"
 	"github.com/toolgate/toolgate/sdk/internal/wire"
 	"github.com/toolgate/toolgate/sdk/launcher"
 )
@@ -130,7 +129,7 @@ func inProcessClient(b *testing.B, opts launcher.ClientOptions) *launcher.Client
 		_ = server.Serve(ln)
 	}()
 	conn, err := grpc.NewClient("unix://"+sock,
-		append(sdk.GRPCDialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
+		append(wire.DialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
 	if err != nil {
 		b.Fatal(err)
 	}

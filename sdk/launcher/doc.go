@@ -56,8 +56,8 @@
 // The plugin listens on a unix socket in a fresh directory only its user
 // can enter, and sends its path and a random one-time nonce over the
 // stream (which go-plugin authenticates with mutual TLS). The host
-// connects and presents the nonce; the plugin checks it in constant time,
-// checks that the peer runs as its own user, and sends the three
+// connects and presents the nonce; the plugin checks that the peer runs
+// as its own user and the nonce (in constant time), and sends the three
 // descriptors with SCM_RIGHTS; the host checks that they are pipes in the
 // right directions and tells the plugin, over the stream, that it took
 // them. Only then does the plugin close its copies. Any failure on the

@@ -163,11 +163,11 @@ func TestOfferHandsOverWorkingPipes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info, err := os.Stat(o.rv.Dir); err != nil || info.Mode().Perm() != 0o700 {
+	if info, err := os.Stat(o.dir); err != nil || info.Mode().Perm() != 0o700 {
 		t.Errorf("hand-off directory: %v, %v; want mode 0700", info.Mode(), err)
 	}
-	if len(o.rv.Nonce) < minFDNonceSize {
-		t.Errorf("nonce of %d bytes, want at least %d", len(o.rv.Nonce), minFDNonceSize)
+	if len(o.nonce) < minFDNonceSize {
+		t.Errorf("nonce of %d bytes, want at least %d", len(o.nonce), minFDNonceSize)
 	}
 	files, err := fetchFDs(t.Context(), o.pb(), fdFaults{})
 	if err != nil {
@@ -177,7 +177,7 @@ func TestOfferHandsOverWorkingPipes(t *testing.T) {
 	if sent, err := o.close(); !sent || err != nil {
 		t.Errorf("offer: sent %v, %v; want sent", sent, err)
 	}
-	if _, err := os.Stat(o.rv.Dir); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(o.dir); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("hand-off directory still there after the hand-off: %v", err)
 	}
 	// Close-on-exec: a copy of stdin's write end inherited by another child

@@ -4,18 +4,21 @@ package launcher
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
+	"github.com/hashicorp/go-plugin"
 	"golang.org/x/sys/unix"
 
 	"github.com/toolgate/toolgate/sdk/internal/pb/launcherv1"
-	"github.com/toolgate/toolgate/sdk/internal/wire"
 )
 
 // fdPassingSupported: a host here can take descriptors and a plugin here
@@ -26,17 +29,23 @@ const fdPassingSupported = true
 var (
 	errNotPipes       = errors.New("the process's stdin, stdout and stderr are not all *os.File pipes")
 	errNoConnection   = errors.New("the host did not connect")
-	errNonceMismatch  = wire.ErrWrongNonce
-	errPeerUID        = wire.ErrPeerUser
+	errNonceMismatch  = errors.New("the peer sent the wrong nonce")
+	errPeerUID        = errors.New("the peer runs as another user")
 	errNoDescriptors  = errors.New("the launcher closed the hand-off connection without sending descriptors (it refused the hand-off)")
 	errBadDescriptors = errors.New("the launcher sent descriptors that are not the process's pipes")
 )
 
-// fdOffer is a plugin's offer of a process's pipes over a
-// wire.Rendezvous. Its goroutine serves the one connection it allows.
+// fdOffer is a plugin's offer of a process's pipes: a unix socket in a
+// fresh directory only this user can enter, taken by the first
+// connection, which must come from this user and present the nonce. The
+// plugin sends path and nonce to the host over the authenticated launch
+// stream; the offer's goroutine serves the one connection.
 type fdOffer struct {
 	files  [3]*os.File // stdin, stdout, stderr: the plugin's copies
-	rv     *wire.Rendezvous
+	dir    string      // the socket's private directory; removed by close
+	path   string
+	nonce  []byte
+	ln     *net.UnixListener
 	faults fdFaults
 
 	done chan struct{} // closed when the connection was served; sent and err set before
@@ -51,25 +60,41 @@ func newFDOffer(proc Process, faults fdFaults) (*fdOffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	rv, err := wire.Listen("fds", "hand-off", fdNonceSize)
+	// go-plugin's socket directory when the host set one, like the
+	// plugin's own gRPC socket; MkdirTemp makes it 0700.
+	dir, err := os.MkdirTemp(os.Getenv(plugin.EnvUnixSocketDir), "toolgate-fds-")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("creating the hand-off directory: %w", err)
 	}
-	o := &fdOffer{files: files, rv: rv, faults: faults, done: make(chan struct{})}
+	path := filepath.Join(dir, "fds.sock")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("listening for the hand-off: %w", err)
+	}
+	nonce := make([]byte, fdNonceSize)
+	_, _ = rand.Read(nonce) // never fails (crypto/rand)
+	o := &fdOffer{files: files, dir: dir, path: path, nonce: nonce, ln: ln, faults: faults, done: make(chan struct{})}
 	go o.serve()
 	return o, nil
 }
 
 func (o *fdOffer) pb() *launcherv1.FdOffer {
-	return &launcherv1.FdOffer{SocketPath: o.rv.Path, Nonce: o.rv.Nonce}
+	return &launcherv1.FdOffer{SocketPath: o.path, Nonce: o.nonce}
 }
 
 // close stops listening, removes the socket's directory, and reports
-// whether the descriptors were sent (and why not).
+// whether the descriptors were sent (and why not). A pending accept ends
+// with net.ErrClosed.
 func (o *fdOffer) close() (sent bool, err error) {
-	_ = o.rv.Close()
+	o.stopListening()
 	<-o.done
 	return o.sent, o.err
+}
+
+func (o *fdOffer) stopListening() {
+	_ = o.ln.Close()
+	_ = os.RemoveAll(o.dir)
 }
 
 func (o *fdOffer) serve() {
@@ -79,10 +104,7 @@ func (o *fdOffer) serve() {
 }
 
 func (o *fdOffer) handOver() error {
-	conn, err := o.rv.Accept(fdHandoffTimeout, o.faults.peerUID)
-	if errors.Is(err, net.ErrClosed) {
-		return errNoConnection // the host settled without connecting
-	}
+	conn, err := o.accept()
 	if err != nil {
 		return err
 	}
@@ -93,6 +115,72 @@ func (o *fdOffer) handOver() error {
 		}
 		return nil
 	})
+}
+
+// accept takes the one connection the offer allows and checks it: the
+// peer's user, then the nonce. The socket is gone before anything is
+// checked, so whoever connects first gets the only try.
+func (o *fdOffer) accept() (*net.UnixConn, error) {
+	_ = o.ln.SetDeadline(time.Now().Add(fdHandoffTimeout))
+	conn, err := o.ln.AcceptUnix()
+	o.stopListening()
+	if errors.Is(err, net.ErrClosed) {
+		return nil, errNoConnection // the host settled without connecting
+	}
+	if err != nil {
+		return nil, fmt.Errorf("waiting for the host to connect: %w", err)
+	}
+	if err := o.checkPeer(conn); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+// checkPeer refuses a peer of another user or with the wrong nonce.
+// Both checks share one deadline: a peer that connects and stays silent
+// cannot hold the offer past it.
+func (o *fdOffer) checkPeer(conn *net.UnixConn) error {
+	_ = conn.SetDeadline(time.Now().Add(fdHandoffTimeout))
+	peerUID := socketPeerUID
+	if o.faults.peerUID != nil {
+		peerUID = o.faults.peerUID
+	}
+	uid, err := peerUID(conn)
+	if err != nil {
+		return fmt.Errorf("checking the peer's credentials: %w", err)
+	}
+	if int64(uid) != int64(os.Getuid()) {
+		return fmt.Errorf("%w (uid %d, not %d)", errPeerUID, uid, os.Getuid())
+	}
+	got := make([]byte, len(o.nonce))
+	if _, err := io.ReadFull(conn, got); err != nil {
+		return fmt.Errorf("reading the nonce: %w", err)
+	}
+	if subtle.ConstantTimeCompare(got, o.nonce) != 1 {
+		return errNonceMismatch
+	}
+	return nil
+}
+
+// socketPeerUID returns the user id of the process at the other end of
+// conn (for the connecting side: the process that listens).
+func socketPeerUID(conn *net.UnixConn) (uint32, error) {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var cred *unix.Ucred
+	var credErr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil {
+		return 0, err
+	}
+	if credErr != nil {
+		return 0, credErr
+	}
+	return cred.Uid, nil
 }
 
 // withRawFDs calls fn with the descriptors of files, each held valid (and
@@ -193,7 +281,7 @@ func fetchFDs(ctx context.Context, offer *launcherv1.FdOffer, faults fdFaults) (
 	// The socket came over the authenticated stream and sits in a
 	// directory only the plugin's user can enter; still, take pipes only
 	// from a process of our own user.
-	uid, err := wire.PeerUID(conn)
+	uid, err := socketPeerUID(conn)
 	if err != nil {
 		return nil, fmt.Errorf("checking the launcher's credentials: %w", err)
 	}

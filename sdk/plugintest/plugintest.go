@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/sdk"
 	"github.com/toolgate/toolgate/sdk/guardian"
 	"github.com/toolgate/toolgate/sdk/hook"
+	"github.com/toolgate/toolgate/sdk/internal/wire"
 	"github.com/toolgate/toolgate/sdk/launcher"
 )
 
@@ -141,7 +142,7 @@ func StartBinary(t testing.TB, path string, kind sdk.Kind, opts BinaryOptions) (
 		AutoMTLS:         true,
 		Logger:           opts.Logger,
 		StartTimeout:     opts.StartTimeout,
-		GRPCDialOptions:  sdk.GRPCDialOptions(),
+		GRPCDialOptions:  wire.DialOptions(),
 	})
 	t.Cleanup(client.Kill)
 	rpc, err := client.Client()

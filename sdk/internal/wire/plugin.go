@@ -11,8 +11,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/toolgate/toolgate/sdk"
 	"github.com/toolgate/toolgate/sdk/internal/pb/pluginv1"
@@ -35,8 +33,6 @@ type PluginServer struct {
 	APIVersions []string
 	// Logger receives panics of Impl; nil discards them.
 	Logger hclog.Logger
-	// Lane serves the kind service on direct lanes; nil offers none.
-	Lane *LaneServer
 }
 
 // Info describes the plugin.
@@ -69,23 +65,7 @@ func (s *PluginServer) info() sdk.Info {
 		info.ConfigSchema = &schema
 		info.Capabilities = append(info.Capabilities, sdk.CapabilityConfigure)
 	}
-	if s.Lane != nil && LaneSupported {
-		info.Capabilities = append(info.Capabilities, sdk.CapabilityLane)
-	}
 	return info
-}
-
-// OpenLane offers a direct lane to the kind service.
-func (s *PluginServer) OpenLane(context.Context, *pluginv1.OpenLaneRequest) (resp *pluginv1.OpenLaneResponse, err error) {
-	defer Recover(s.Logger, "OpenLane", &err)
-	if s.Lane == nil {
-		return nil, status.Error(codes.Unimplemented, "this plugin offers no direct lane")
-	}
-	resp, err = s.Lane.Offer()
-	if err != nil && status.Code(err) == codes.Unknown {
-		err = status.Error(codes.Unavailable, err.Error())
-	}
-	return resp, err
 }
 
 // Configure hands the configuration to Impl.
@@ -121,64 +101,17 @@ func isEmptyObject(config json.RawMessage) bool {
 	return json.Unmarshal(trimmed, &m) == nil && len(m) == 0
 }
 
-// PluginClient calls PluginService on behalf of a kind's host-side client,
-// and owns the connection the kind's service is called through.
+// PluginClient calls PluginService on behalf of a kind's host-side client.
 type PluginClient struct {
 	rpc    pluginv1.PluginServiceClient
 	exited context.Context
 	kind   sdk.Kind
-	conn   *kindConn
 }
 
 // NewPluginClient returns a client of the plugin behind conn, expected to
 // be of kind; exited is done once the plugin process exited (nil: never).
 func NewPluginClient(conn grpc.ClientConnInterface, exited context.Context, kind sdk.Kind) PluginClient {
-	return PluginClient{rpc: pluginv1.NewPluginServiceClient(conn), exited: exited, kind: kind, conn: &kindConn{grpc: conn}}
-}
-
-// Conn is what the kind's service client must call through: gRPC, or the
-// direct lane once [PluginClient.OpenLane] opened one.
-func (c PluginClient) Conn() grpc.ClientConnInterface { return c.conn }
-
-// OpenLane moves the kind service's unary calls to a direct lane when the
-// plugin's last Info offered one (sdk.CapabilityLane) and this platform
-// can take it. pid is the plugin process's id, which must hold
-// the lane's socket (0: check only that it runs as this user). It
-// reports whether it did; on an error the calls stay on gRPC, which works
-// all the same. The lane closes when the plugin exits (without an exit
-// context to watch: with CloseLane).
-func (c PluginClient) OpenLane(ctx context.Context, pid int) (bool, error) {
-	if !LaneSupported || !c.conn.laneOffered.Load() {
-		return false, nil
-	}
-	resp, err := c.rpc.OpenLane(ctx, &pluginv1.OpenLaneRequest{})
-	if err != nil {
-		return false, fmt.Errorf("calling plugin OpenLane: %w", FromRPC(ctx, err, c.exited))
-	}
-	lane, err := dialLane(ctx, resp, pid)
-	if err != nil {
-		return false, err
-	}
-	if old := c.conn.lane.Swap(lane); old != nil {
-		_ = old.Close()
-	}
-	if c.exited != nil {
-		context.AfterFunc(c.exited, func() { _ = lane.Close() })
-	}
-	return true, nil
-}
-
-// CloseLane closes the direct lane, if one is open; calls go back to gRPC.
-func (c PluginClient) CloseLane() {
-	if l := c.conn.lane.Swap(nil); l != nil {
-		_ = l.Close()
-	}
-}
-
-// LaneOpen reports whether calls currently go over a direct lane.
-func (c PluginClient) LaneOpen() bool {
-	l := c.conn.lane.Load()
-	return l != nil && l.open()
+	return PluginClient{rpc: pluginv1.NewPluginServiceClient(conn), exited: exited, kind: kind}
 }
 
 // Info calls Info and checks the answer.
@@ -196,7 +129,6 @@ func (c PluginClient) Info(ctx context.Context) (sdk.Info, error) {
 			"the plugin is a %s, not a %s; set kind = %q in its plugin block or use a %s plugin",
 			info.Kind, c.kind, info.Kind, c.kind))
 	}
-	c.conn.laneOffered.Store(info.Has(sdk.CapabilityLane))
 	return info, nil
 }
 

@@ -2,8 +2,6 @@ package wire
 
 import (
 	"math"
-	"os"
-	"runtime"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -24,30 +22,34 @@ func ServeConfig(set plugin.PluginSet, log hclog.Logger) *plugin.ServeConfig {
 	}
 }
 
+// FlowControlWindow is the fixed gRPC flow-control window (per stream and
+// per connection) a plugin receives with; [DialOptions] gives a host in
+// sdk/ the same for what it receives. A fixed window turns off gRPC's
+// bandwidth-delay probing, which otherwise adds a PING round trip to many
+// small messages (the launcher's MCP lines) and can grow windows to
+// 16 MiB; 1 MiB bounds what one stream buffers. Each side's window only
+// governs what that side receives, so a host that dials without it (one
+// written in another language, say) still works.
+const FlowControlWindow = 1 << 20
+
 // NewGRPCServer is the gRPC server a plugin serves on. Requests may carry
 // large tool arguments, so the receive limit matches the one go-plugin sets
-// on the host side instead of gRPC's 4 MiB default. The fixed flow-control
-// window is the plugin's half of sdk.GRPCDialOptions.
+// on the host side instead of gRPC's 4 MiB default.
 func NewGRPCServer(opts []grpc.ServerOption) *grpc.Server {
 	opts = append(opts,
 		grpc.MaxRecvMsgSize(math.MaxInt32),
-		grpc.InitialWindowSize(sdk.FlowControlWindow),
-		grpc.InitialConnWindowSize(sdk.FlowControlWindow),
+		grpc.InitialWindowSize(FlowControlWindow),
+		grpc.InitialConnWindowSize(FlowControlWindow),
 	)
 	return grpc.NewServer(opts...)
 }
 
-// ServeOnOneProcessor makes the plugin process run Go code on one
-// processor (GOMAXPROCS=1) unless its environment sets GOMAXPROCS. Hooks
-// and Guardians answer small questions on the path of every tool call,
-// where a gRPC round trip is mostly goroutine hand-offs (client, loopy
-// writer, server handler, reader); on one P a hand-off is a run-queue
-// push instead of waking another OS thread. BenchmarkHookProcessors
-// measures it: about 18 % off every decision on a 2-vCPU VM. Blocking
-// I/O, subprocesses and concurrent calls still overlap; only CPU-bound
-// work is serialized.
-func ServeOnOneProcessor() {
-	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
-		runtime.GOMAXPROCS(1)
+// DialOptions are the dial options of the SDK's own host-side code
+// (plugintest, benchmarks): the fixed [FlowControlWindow] for what the
+// host receives.
+func DialOptions() []grpc.DialOption {
+	return []grpc.DialOption{
+		grpc.WithInitialWindowSize(FlowControlWindow),
+		grpc.WithInitialConnWindowSize(FlowControlWindow),
 	}
 }

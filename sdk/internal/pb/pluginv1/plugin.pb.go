@@ -300,7 +300,8 @@ type InfoResponse struct {
 	// the events they handle ("pre_tool_use", "permission_request",
 	// "post_tool_use"); the host never calls a hook for an event it does not
 	// list. Every kind lists "configure" when it takes a configuration.
-	// Unknown capabilities are ignored.
+	// Unknown capabilities are ignored. "lane" is retired (see
+	// PluginService): never give it a new meaning.
 	Capabilities []string `protobuf:"bytes,5,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
 	// config_schema describes the plugin's config block. Absent means the
 	// plugin takes no configuration and the host refuses a non-empty config
@@ -868,281 +869,6 @@ func (x *ToolAnnotations) GetTitle() string {
 	return ""
 }
 
-// OpenLaneRequest is empty; it exists so that fields can be added.
-type OpenLaneRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *OpenLaneRequest) Reset() {
-	*x = OpenLaneRequest{}
-	mi := &file_toolgate_plugin_v1_plugin_proto_msgTypes[9]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *OpenLaneRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*OpenLaneRequest) ProtoMessage() {}
-
-func (x *OpenLaneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_toolgate_plugin_v1_plugin_proto_msgTypes[9]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use OpenLaneRequest.ProtoReflect.Descriptor instead.
-func (*OpenLaneRequest) Descriptor() ([]byte, []int) {
-	return file_toolgate_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
-}
-
-// OpenLaneResponse tells the host where to connect for the direct lane.
-//
-// The direct lane exists because a gRPC round trip between two processes
-// is mostly HTTP/2 framing and goroutine hand-offs: for the small
-// questions hooks and Guardians answer on the path of every tool call it
-// costs several times a plain socket round trip. Plugins built with the
-// toolgate SDK offer it on Linux; gRPC stays the contract, and a plugin
-// without the lane loses nothing but speed.
-//
-// The plugin listens on socket_path, a unix socket in a fresh directory
-// only its own user can enter, and accepts one connection within five
-// seconds; it then removes the socket. The host connects, checks that the
-// peer runs as its own user, and writes nonce. The plugin checks the nonce
-// (in constant time) and the peer's user, closes the connection on any
-// mismatch, and otherwise answers with the single byte 0x01. From then on both sides exchange frames: a 4-byte big-endian
-// length, then that many bytes of a LaneRequest (host to plugin) or a
-// LaneResponse (plugin to host). The lane lives as long as the connection;
-// either side closing it fails the calls in flight, which the host treats
-// like a broken gRPC connection.
-type OpenLaneResponse struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// socket_path is the unix socket to connect to.
-	SocketPath string `protobuf:"bytes,1,opt,name=socket_path,json=socketPath,proto3" json:"socket_path,omitempty"`
-	// nonce is the one-time secret the host must write first (32 bytes).
-	Nonce         []byte `protobuf:"bytes,2,opt,name=nonce,proto3" json:"nonce,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *OpenLaneResponse) Reset() {
-	*x = OpenLaneResponse{}
-	mi := &file_toolgate_plugin_v1_plugin_proto_msgTypes[10]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *OpenLaneResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*OpenLaneResponse) ProtoMessage() {}
-
-func (x *OpenLaneResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_toolgate_plugin_v1_plugin_proto_msgTypes[10]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use OpenLaneResponse.ProtoReflect.Descriptor instead.
-func (*OpenLaneResponse) Descriptor() ([]byte, []int) {
-	return file_toolgate_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
-}
-
-func (x *OpenLaneResponse) GetSocketPath() string {
-	if x != nil {
-		return x.SocketPath
-	}
-	return ""
-}
-
-func (x *OpenLaneResponse) GetNonce() []byte {
-	if x != nil {
-		return x.Nonce
-	}
-	return nil
-}
-
-// LaneRequest is one frame from the host on the direct lane: a unary call
-// of the kind service, or the cancellation of one.
-type LaneRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// id names the call; it is unique among the calls in flight on the lane.
-	Id uint64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	// method is the gRPC full method name, e.g.
-	// "/toolgate.hook.v1.HookService/PermissionRequest". Empty in a
-	// cancellation.
-	Method string `protobuf:"bytes,2,opt,name=method,proto3" json:"method,omitempty"`
-	// payload is the call's request message, protobuf-encoded.
-	Payload []byte `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
-	// timeout_micros is the time the call has left, as gRPC's grpc-timeout
-	// would carry it; 0 means no deadline. The plugin runs the call with
-	// this deadline.
-	TimeoutMicros int64 `protobuf:"varint,4,opt,name=timeout_micros,json=timeoutMicros,proto3" json:"timeout_micros,omitempty"`
-	// cancel cancels the call id (the host stopped waiting): the plugin
-	// cancels the call's context. A cancellation gets no response of its
-	// own; what the call answers afterwards the host drops.
-	Cancel        bool `protobuf:"varint,5,opt,name=cancel,proto3" json:"cancel,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *LaneRequest) Reset() {
-	*x = LaneRequest{}
-	mi := &file_toolgate_plugin_v1_plugin_proto_msgTypes[11]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *LaneRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*LaneRequest) ProtoMessage() {}
-
-func (x *LaneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_toolgate_plugin_v1_plugin_proto_msgTypes[11]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use LaneRequest.ProtoReflect.Descriptor instead.
-func (*LaneRequest) Descriptor() ([]byte, []int) {
-	return file_toolgate_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
-}
-
-func (x *LaneRequest) GetId() uint64 {
-	if x != nil {
-		return x.Id
-	}
-	return 0
-}
-
-func (x *LaneRequest) GetMethod() string {
-	if x != nil {
-		return x.Method
-	}
-	return ""
-}
-
-func (x *LaneRequest) GetPayload() []byte {
-	if x != nil {
-		return x.Payload
-	}
-	return nil
-}
-
-func (x *LaneRequest) GetTimeoutMicros() int64 {
-	if x != nil {
-		return x.TimeoutMicros
-	}
-	return 0
-}
-
-func (x *LaneRequest) GetCancel() bool {
-	if x != nil {
-		return x.Cancel
-	}
-	return false
-}
-
-// LaneResponse is one frame from the plugin on the direct lane: the end of
-// a call.
-type LaneResponse struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// id is the call's id from its LaneRequest.
-	Id uint64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	// payload is the response message, protobuf-encoded; empty when code is
-	// not 0.
-	Payload []byte `protobuf:"bytes,2,opt,name=payload,proto3" json:"payload,omitempty"`
-	// code is the call's gRPC status code (0 = OK), with the meanings listed
-	// under Errors above.
-	Code int32 `protobuf:"varint,3,opt,name=code,proto3" json:"code,omitempty"`
-	// message is the status message when code is not 0.
-	Message       string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *LaneResponse) Reset() {
-	*x = LaneResponse{}
-	mi := &file_toolgate_plugin_v1_plugin_proto_msgTypes[12]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *LaneResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*LaneResponse) ProtoMessage() {}
-
-func (x *LaneResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_toolgate_plugin_v1_plugin_proto_msgTypes[12]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use LaneResponse.ProtoReflect.Descriptor instead.
-func (*LaneResponse) Descriptor() ([]byte, []int) {
-	return file_toolgate_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
-}
-
-func (x *LaneResponse) GetId() uint64 {
-	if x != nil {
-		return x.Id
-	}
-	return 0
-}
-
-func (x *LaneResponse) GetPayload() []byte {
-	if x != nil {
-		return x.Payload
-	}
-	return nil
-}
-
-func (x *LaneResponse) GetCode() int32 {
-	if x != nil {
-		return x.Code
-	}
-	return 0
-}
-
-func (x *LaneResponse) GetMessage() string {
-	if x != nil {
-		return x.Message
-	}
-	return ""
-}
-
 var File_toolgate_plugin_v1_plugin_proto protoreflect.FileDescriptor
 
 const file_toolgate_plugin_v1_plugin_proto_rawDesc = "" +
@@ -1195,23 +921,7 @@ const file_toolgate_plugin_v1_plugin_proto_rawDesc = "" +
 	"idempotent\x12\x14\n" +
 	"\x05title\x18\x05 \x01(\tR\x05titleB\x0e\n" +
 	"\f_destructiveB\r\n" +
-	"\v_open_world\"\x11\n" +
-	"\x0fOpenLaneRequest\"I\n" +
-	"\x10OpenLaneResponse\x12\x1f\n" +
-	"\vsocket_path\x18\x01 \x01(\tR\n" +
-	"socketPath\x12\x14\n" +
-	"\x05nonce\x18\x02 \x01(\fR\x05nonce\"\x8e\x01\n" +
-	"\vLaneRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
-	"\x06method\x18\x02 \x01(\tR\x06method\x12\x18\n" +
-	"\apayload\x18\x03 \x01(\fR\apayload\x12%\n" +
-	"\x0etimeout_micros\x18\x04 \x01(\x03R\rtimeoutMicros\x12\x16\n" +
-	"\x06cancel\x18\x05 \x01(\bR\x06cancel\"f\n" +
-	"\fLaneResponse\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x18\n" +
-	"\apayload\x18\x02 \x01(\fR\apayload\x12\x12\n" +
-	"\x04code\x18\x03 \x01(\x05R\x04code\x12\x18\n" +
-	"\amessage\x18\x04 \x01(\tR\amessage*Q\n" +
+	"\v_open_world*Q\n" +
 	"\x04Kind\x12\x14\n" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tKIND_HOOK\x10\x01\x12\x11\n" +
@@ -1225,11 +935,10 @@ const file_toolgate_plugin_v1_plugin_proto_rawDesc = "" +
 	"\bSeverity\x12\x18\n" +
 	"\x14SEVERITY_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eSEVERITY_ERROR\x10\x01\x12\x14\n" +
-	"\x10SEVERITY_WARNING\x10\x022\x8b\x02\n" +
+	"\x10SEVERITY_WARNING\x10\x022\xb4\x01\n" +
 	"\rPluginService\x12I\n" +
 	"\x04Info\x12\x1f.toolgate.plugin.v1.InfoRequest\x1a .toolgate.plugin.v1.InfoResponse\x12X\n" +
-	"\tConfigure\x12$.toolgate.plugin.v1.ConfigureRequest\x1a%.toolgate.plugin.v1.ConfigureResponse\x12U\n" +
-	"\bOpenLane\x12#.toolgate.plugin.v1.OpenLaneRequest\x1a$.toolgate.plugin.v1.OpenLaneResponseB@Z>github.com/toolgate/toolgate/sdk/internal/pb/pluginv1;pluginv1b\x06proto3"
+	"\tConfigure\x12$.toolgate.plugin.v1.ConfigureRequest\x1a%.toolgate.plugin.v1.ConfigureResponseB@Z>github.com/toolgate/toolgate/sdk/internal/pb/pluginv1;pluginv1b\x06proto3"
 
 var (
 	file_toolgate_plugin_v1_plugin_proto_rawDescOnce sync.Once
@@ -1244,7 +953,7 @@ func file_toolgate_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_toolgate_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_toolgate_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_toolgate_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_toolgate_plugin_v1_plugin_proto_goTypes = []any{
 	(Kind)(0),                 // 0: toolgate.plugin.v1.Kind
 	(Nesting)(0),              // 1: toolgate.plugin.v1.Nesting
@@ -1258,10 +967,6 @@ var file_toolgate_plugin_v1_plugin_proto_goTypes = []any{
 	(*ConfigureResponse)(nil), // 9: toolgate.plugin.v1.ConfigureResponse
 	(*Diagnostic)(nil),        // 10: toolgate.plugin.v1.Diagnostic
 	(*ToolAnnotations)(nil),   // 11: toolgate.plugin.v1.ToolAnnotations
-	(*OpenLaneRequest)(nil),   // 12: toolgate.plugin.v1.OpenLaneRequest
-	(*OpenLaneResponse)(nil),  // 13: toolgate.plugin.v1.OpenLaneResponse
-	(*LaneRequest)(nil),       // 14: toolgate.plugin.v1.LaneRequest
-	(*LaneResponse)(nil),      // 15: toolgate.plugin.v1.LaneResponse
 }
 var file_toolgate_plugin_v1_plugin_proto_depIdxs = []int32{
 	0,  // 0: toolgate.plugin.v1.InfoResponse.kind:type_name -> toolgate.plugin.v1.Kind
@@ -1274,12 +979,10 @@ var file_toolgate_plugin_v1_plugin_proto_depIdxs = []int32{
 	2,  // 7: toolgate.plugin.v1.Diagnostic.severity:type_name -> toolgate.plugin.v1.Severity
 	3,  // 8: toolgate.plugin.v1.PluginService.Info:input_type -> toolgate.plugin.v1.InfoRequest
 	8,  // 9: toolgate.plugin.v1.PluginService.Configure:input_type -> toolgate.plugin.v1.ConfigureRequest
-	12, // 10: toolgate.plugin.v1.PluginService.OpenLane:input_type -> toolgate.plugin.v1.OpenLaneRequest
-	4,  // 11: toolgate.plugin.v1.PluginService.Info:output_type -> toolgate.plugin.v1.InfoResponse
-	9,  // 12: toolgate.plugin.v1.PluginService.Configure:output_type -> toolgate.plugin.v1.ConfigureResponse
-	13, // 13: toolgate.plugin.v1.PluginService.OpenLane:output_type -> toolgate.plugin.v1.OpenLaneResponse
-	11, // [11:14] is the sub-list for method output_type
-	8,  // [8:11] is the sub-list for method input_type
+	4,  // 10: toolgate.plugin.v1.PluginService.Info:output_type -> toolgate.plugin.v1.InfoResponse
+	9,  // 11: toolgate.plugin.v1.PluginService.Configure:output_type -> toolgate.plugin.v1.ConfigureResponse
+	10, // [10:12] is the sub-list for method output_type
+	8,  // [8:10] is the sub-list for method input_type
 	8,  // [8:8] is the sub-list for extension type_name
 	8,  // [8:8] is the sub-list for extension extendee
 	0,  // [0:8] is the sub-list for field type_name
@@ -1297,7 +1000,7 @@ func file_toolgate_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_toolgate_plugin_v1_plugin_proto_rawDesc), len(file_toolgate_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   13,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

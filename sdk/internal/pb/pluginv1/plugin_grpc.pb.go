@@ -75,7 +75,6 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	PluginService_Info_FullMethodName      = "/toolgate.plugin.v1.PluginService/Info"
 	PluginService_Configure_FullMethodName = "/toolgate.plugin.v1.PluginService/Configure"
-	PluginService_OpenLane_FullMethodName  = "/toolgate.plugin.v1.PluginService/OpenLane"
 )
 
 // PluginServiceClient is the client API for PluginService service.
@@ -93,11 +92,6 @@ type PluginServiceClient interface {
 	// configuration are diagnostics in the response, not a gRPC error: a gRPC
 	// error means the plugin could not even look at it.
 	Configure(ctx context.Context, in *ConfigureRequest, opts ...grpc.CallOption) (*ConfigureResponse, error)
-	// OpenLane offers the direct lane (see LaneRequest): a unix socket that
-	// carries the kind service's unary calls without gRPC. Only a plugin that
-	// lists the "lane" capability serves it; a host may call it after
-	// Configure, and keeps using gRPC when it fails.
-	OpenLane(ctx context.Context, in *OpenLaneRequest, opts ...grpc.CallOption) (*OpenLaneResponse, error)
 }
 
 type pluginServiceClient struct {
@@ -128,16 +122,6 @@ func (c *pluginServiceClient) Configure(ctx context.Context, in *ConfigureReques
 	return out, nil
 }
 
-func (c *pluginServiceClient) OpenLane(ctx context.Context, in *OpenLaneRequest, opts ...grpc.CallOption) (*OpenLaneResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(OpenLaneResponse)
-	err := c.cc.Invoke(ctx, PluginService_OpenLane_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // PluginServiceServer is the server API for PluginService service.
 // All implementations must embed UnimplementedPluginServiceServer
 // for forward compatibility.
@@ -153,11 +137,6 @@ type PluginServiceServer interface {
 	// configuration are diagnostics in the response, not a gRPC error: a gRPC
 	// error means the plugin could not even look at it.
 	Configure(context.Context, *ConfigureRequest) (*ConfigureResponse, error)
-	// OpenLane offers the direct lane (see LaneRequest): a unix socket that
-	// carries the kind service's unary calls without gRPC. Only a plugin that
-	// lists the "lane" capability serves it; a host may call it after
-	// Configure, and keeps using gRPC when it fails.
-	OpenLane(context.Context, *OpenLaneRequest) (*OpenLaneResponse, error)
 	mustEmbedUnimplementedPluginServiceServer()
 }
 
@@ -173,9 +152,6 @@ func (UnimplementedPluginServiceServer) Info(context.Context, *InfoRequest) (*In
 }
 func (UnimplementedPluginServiceServer) Configure(context.Context, *ConfigureRequest) (*ConfigureResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Configure not implemented")
-}
-func (UnimplementedPluginServiceServer) OpenLane(context.Context, *OpenLaneRequest) (*OpenLaneResponse, error) {
-	return nil, status.Errorf(codes.Unimplemented, "method OpenLane not implemented")
 }
 func (UnimplementedPluginServiceServer) mustEmbedUnimplementedPluginServiceServer() {}
 func (UnimplementedPluginServiceServer) testEmbeddedByValue()                       {}
@@ -234,24 +210,6 @@ func _PluginService_Configure_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
-func _PluginService_OpenLane_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(OpenLaneRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(PluginServiceServer).OpenLane(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: PluginService_OpenLane_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(PluginServiceServer).OpenLane(ctx, req.(*OpenLaneRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
 // PluginService_ServiceDesc is the grpc.ServiceDesc for PluginService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -266,10 +224,6 @@ var PluginService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Configure",
 			Handler:    _PluginService_Configure_Handler,
-		},
-		{
-			MethodName: "OpenLane",
-			Handler:    _PluginService_OpenLane_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -89,12 +89,15 @@ func printServers(g *globals, status []manager.ServerStatus) {
 		if authState == "" {
 			authState = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%s\n", s.Name, s.Status, s.Transport, s.Tools, proto, where, authState, s.Restarts, oneLine(s.Error))
+		restarts := fmt.Sprint(s.Restarts)
+		if s.CrashLoop > 1 {
+			restarts += fmt.Sprintf(" (crash loop: %d in a row)", s.CrashLoop)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Status, s.Transport, s.Tools, proto, where, authState, restarts, oneLine(s.Error))
 	}
 	_ = tw.Flush()
 }
 
-// oneLine keeps a table row on one line.
 // oneLine shows server-supplied text in one table cell: whitespace runs
 // become one space, and escapes and bidi controls become visible rather
 // than acting on the terminal.

@@ -175,7 +175,10 @@ type ServerStatus struct {
 	Environment string `json:"environment,omitempty"`
 	Launcher    string `json:"launcher,omitempty"`
 	Restarts    int    `json:"restarts"`
-	Pid         int    `json:"pid,omitempty"`
+	// CrashLoop counts crashes in a row, each soon after a (re)start (see
+	// RestartPolicy.StableAfter); 0 or 1 is no loop.
+	CrashLoop int `json:"crash_loop,omitempty"`
+	Pid       int `json:"pid,omitempty"`
 	// Auth is how an HTTP server authenticates; see authState.
 	Auth string `json:"auth,omitempty"`
 }
@@ -205,6 +208,9 @@ func (m *Manager) Status() []ServerStatus {
 		}
 		if s.err != nil {
 			st.Error = s.err.Error()
+		}
+		if s.status != events.StatusReady || time.Since(s.readyAt) < m.opts.Restart.StableAfter {
+			st.CrashLoop = s.crashes // a loop that has settled is history
 		}
 		if s.init != nil {
 			st.Protocol = s.init.ProtocolVersion

@@ -30,25 +30,37 @@ func (m *Manager) watch(s *server, c *mcpclient.Client, gen int) {
 		s.relisting.Stop()
 		s.relisting = nil
 	}
+	if time.Since(s.readyAt) >= m.opts.Restart.StableAfter {
+		s.crashes = 0 // it had recovered: this crash starts a new count
+	}
+	s.crashes++
 	m.bump()
-	rev, restarts := m.revision, s.restarts
+	rev, restarts, crashes := m.revision, s.restarts, s.crashes
 	m.mu.Unlock()
 
-	m.log.Error("server stopped", "server", s.name, "error", err)
+	if crashes > 1 {
+		m.log.Error("server stopped again soon after a restart (crash loop)", "server", s.name, "crashes_in_a_row", crashes, "error", err)
+	} else {
+		m.log.Error("server stopped", "server", s.name, "error", err)
+	}
 	m.sink.Emit(events.ServerState{At: time.Now(), Server: s.name, Status: events.StatusFailed,
 		Error: err.Error(), Restarts: restarts, Revision: rev})
 	_ = c.Close()
 	if !m.opts.Restart.Disabled {
-		m.restartLoop(s)
+		m.restartLoop(s, crashes)
 	}
 }
 
 // restartLoop reconnects s with capped exponential backoff until it is
-// ready again or the manager closes. It runs on the watch goroutine.
-func (m *Manager) restartLoop(s *server) {
+// ready again or the manager closes. It runs on the watch goroutine. The
+// backoff goes on from where the last restart left it while the server
+// is in a crash loop (crashes in a row, see RestartPolicy.StableAfter),
+// so a server that dies right after each start is not restarted at the
+// first delay for ever.
+func (m *Manager) restartLoop(s *server, crashes int) {
 	policy := backoff.Policy{Initial: m.opts.Restart.Initial, Max: m.opts.Restart.Max}
-	delay := policy.Delay(1)
-	for attempt := 1; ; attempt++ {
+	delay := policy.Delay(crashes)
+	for attempt := crashes; ; attempt++ {
 		if backoff.Sleep(m.ctx, delay) != nil {
 			return
 		}

@@ -71,6 +71,11 @@ type RestartPolicy struct {
 	Disabled bool
 	Initial  time.Duration // first delay; 0 = 1 s
 	Max      time.Duration // cap; 0 = 30 s
+	// StableAfter is how long a restarted server must stay up before a
+	// crash starts the backoff again from Initial; 0 = 60 s. A server
+	// that crashes sooner is in a crash loop: each restart waits twice as
+	// long as the last, up to Max.
+	StableAfter time.Duration
 }
 
 // Server states beyond the startup ones of package events.
@@ -116,6 +121,8 @@ type server struct {
 	init      *mcp.InitializeResult
 	target    environment.Target
 	restarts  int
+	readyAt   time.Time     // when the current client became ready
+	crashes   int           // crashes in a row, each within StableAfter of the last start
 	retired   bool          // removed or replaced by Apply: never act again
 	changes   int           // list_changed notifications seen for gen
 	relisting *time.Timer   // pending debounced relist
@@ -144,6 +151,9 @@ func New(cfg *config.Config, opts Options) *Manager {
 	}
 	if opts.Restart.Max <= 0 {
 		opts.Restart.Max = 30 * time.Second
+	}
+	if opts.Restart.StableAfter <= 0 {
+		opts.Restart.StableAfter = time.Minute
 	}
 	limit := opts.NameLimit
 	if limit == 0 {
@@ -267,6 +277,7 @@ func (m *Manager) startServer(ctx context.Context, s *server) {
 func (m *Manager) becomeReady(s *server, c *connected) {
 	s.client, s.tools, s.init, s.target = c.client, c.tools, c.client.InitializeResult(), c.target
 	s.status, s.err = events.StatusReady, nil
+	s.readyAt = time.Now()
 	m.bump()
 	m.wg.Add(1)
 	go m.watch(s, c.client, s.gen)

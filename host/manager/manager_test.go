@@ -322,6 +322,46 @@ func TestCrashIsReportedAndServerComesBack(t *testing.T) {
 	}
 }
 
+// TestCrashLoopKeepsBackingOff: a server that crashes soon after each
+// restart is restarted later each time (the backoff keeps doubling
+// instead of starting over), and its status counts the loop.
+func TestCrashLoopKeepsBackingOff(t *testing.T) {
+	const initial = 100 * time.Millisecond
+	f := startWith(t, func(o *manager.Options) {
+		o.Restart = manager.RestartPolicy{Initial: initial, Max: 10 * time.Second, StableAfter: time.Hour}
+	}, demo(t, "crashy", "--crash-after", "1"))
+	var gap time.Duration
+	for crash := 1; crash <= 4; crash++ {
+		// The call's answer is written before the server exits.
+		if _, err := f.m.CallTool(t.Context(), "crashy", "echo", map[string]any{"text": "x"}, nil, mcpclient.CallOptions{}); err != nil {
+			t.Fatalf("call before crash %d: %v", crash, err)
+		}
+		failed, err := f.rec.WaitFor(t.Context(), func(e events.Event) bool {
+			s, ok := e.(events.ServerState)
+			return ok && s.Server == "crashy" && s.Status == events.StatusFailed && s.Restarts == crash-1
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ready, err := f.rec.WaitFor(t.Context(), func(e events.Event) bool {
+			s, ok := e.(events.ServerState)
+			return ok && s.Server == "crashy" && s.Status == events.StatusReady && s.Restarts == crash
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gap = ready.(events.ServerState).At.Sub(failed.(events.ServerState).At)
+		if got := statusOf(f.m, "crashy").CrashLoop; got != crash {
+			t.Errorf("after crash %d the status counts %d crashes in a row", crash, got)
+		}
+	}
+	// The fourth restart waited Delay(4) = 800 ms less at most 20 %
+	// jitter; starting over would have waited at most 100 ms.
+	if want := 8 * initial * 8 / 10; gap < want {
+		t.Errorf("the restart after the 4th quick crash came %s after it, want at least %s", gap, want)
+	}
+}
+
 func TestListChangedRefreshesCatalog(t *testing.T) {
 	f := start(t, demo(t, "live"), demo(t, "late", "--add-tool-after-initialized", "latecomer"))
 	has := func(name string) bool {

@@ -343,13 +343,18 @@ func (c *Client) connect(ctx context.Context, version string) error {
 		c.proc, c.stderr, c.pumped = proc, tail, pumped
 		c.mu.Unlock()
 		secrets := envSecrets(c.opts.Stdio.Spec.Env)
-		c.wg.Add(1)
+		c.wg.Add(2)
 		go func() {
 			defer c.wg.Done()
 			defer close(pumped)
 			pumpStderr(proc.Stderr(), tail, c.log.Named("stderr"), secrets)
 		}()
-		transport = &stdioTransport{rwc: proc, router: &c.router, secrets: secrets, strays: &c.strays, log: c.log}
+		readEnded := make(chan struct{})
+		go func() {
+			defer c.wg.Done()
+			c.endWithProcess(proc, readEnded)
+		}()
+		transport = &stdioTransport{rwc: proc, router: &c.router, secrets: secrets, strays: &c.strays, log: c.log, readEnded: readEnded}
 	} else {
 		transport, _ = c.httpTransport()
 	}
@@ -477,6 +482,29 @@ func (c *Client) watch(s *mcp.ClientSession) {
 	}
 	c.finish(&ExitError{Server: c.name, Err: reason, Stderr: stderr})
 	_ = s.Close()
+}
+
+// exitDrainWait is how long the connection may go on reading after the
+// server process exited: long enough to read what it wrote before it
+// died (its last answers), short enough that a child it left behind
+// holding the stdout pipe cannot keep the session open.
+const exitDrainWait = 250 * time.Millisecond
+
+// endWithProcess ends the connection when the server process exits, not
+// only when its stdout reaches EOF: a child that inherited the pipe would
+// otherwise keep a dead server "connected", and calls would hang. It
+// returns once the process has exited and reading its stdout has ended.
+func (c *Client) endWithProcess(proc launch.Process, readEnded <-chan struct{}) {
+	_ = proc.Wait(context.Background()) // every path ends the process: Close, connect errors, a crash
+	t := time.NewTimer(exitDrainWait)
+	defer t.Stop()
+	select {
+	case <-readEnded:
+		return // EOF came, or the connection was closed
+	case <-t.C:
+	}
+	c.log.Warn("server process exited but its stdout is still open (a child process it left behind?); ending the session")
+	_ = proc.Close() // closes our end of stdout: the pending read returns
 }
 
 // stderrDrainWait bounds how long a crash report waits for the last

@@ -46,6 +46,9 @@ type stdioTransport struct {
 	// counts nowhere. log hears about the first one.
 	strays *atomic.Int64
 	log    hclog.Logger
+	// readEnded, when set, is closed once reading ends (EOF, an error,
+	// or Close), so whoever watches the process knows the pipe is done.
+	readEnded chan struct{}
 }
 
 // toolsListMethod is the request whose answers are decoded tool by tool.
@@ -53,12 +56,13 @@ const toolsListMethod = "tools/list"
 
 func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 	return &stdioConn{
-		rwc:     t.rwc,
-		r:       bufio.NewReaderSize(t.rwc, 64<<10),
-		router:  t.router,
-		secrets: t.secrets,
-		strays:  t.strays,
-		log:     t.log,
+		rwc:       t.rwc,
+		r:         bufio.NewReaderSize(t.rwc, 64<<10),
+		router:    t.router,
+		secrets:   t.secrets,
+		strays:    t.strays,
+		log:       t.log,
+		readEnded: t.readEnded,
 	}, nil
 }
 
@@ -70,6 +74,9 @@ type stdioConn struct {
 	strays  *atomic.Int64
 	log     hclog.Logger
 	queue   []jsonrpc.Message // the rest of a batch; read side only
+
+	readEnded     chan struct{} // see stdioTransport.readEnded
+	readEndedOnce sync.Once
 
 	// listing holds the ids of tools/list requests in flight, whose
 	// answers keepWellFormedTools cleans before go-sdk decodes them.
@@ -98,6 +105,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		line, err := c.readLine()
 		if err != nil {
+			c.endRead()
 			return nil, err
 		}
 		line = bytes.TrimSpace(line)
@@ -316,8 +324,16 @@ func (c *stdioConn) Close() error {
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
 		c.closeErr = c.rwc.Close()
+		c.endRead()
 	})
 	return c.closeErr
 }
 
 func (c *stdioConn) SessionID() string { return "" }
+
+// endRead closes readEnded once.
+func (c *stdioConn) endRead() {
+	if c.readEnded != nil {
+		c.readEndedOnce.Do(func() { close(c.readEnded) })
+	}
+}

@@ -43,17 +43,19 @@ type Config struct {
 	RepeatCursor bool
 
 	// Misbehaviour on purpose.
-	CrashAfter       int
-	StderrNoise      bool
-	IgnoreUnknown    bool
-	FailInitialize   bool
-	ExitImmediately  int // < 0: disabled
-	IgnoreSIGTERM    bool
-	SpawnChild       bool
-	SleepForever     bool // hidden: what the --spawn-child grandchild runs
-	StrayResponses   bool
-	BadTools         bool
-	ListChangedStorm time.Duration // 0: off
+	CrashAfter      int
+	StderrNoise     bool
+	IgnoreUnknown   bool
+	FailInitialize  bool
+	ExitImmediately int // < 0: disabled
+	IgnoreSIGTERM   bool
+	SpawnChild      bool
+	// EscapingChildPidFile: --spawn-escaping-child writes the child\'s pid here.
+	EscapingChildPidFile string
+	SleepForever         bool // hidden: what the --spawn-child grandchild runs
+	StrayResponses       bool
+	BadTools             bool
+	ListChangedStorm     time.Duration // 0: off
 
 	// Observability and capabilities.
 	CallLog                 string
@@ -127,6 +129,7 @@ func newFlagSet(cfg *Config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.FailInitialize, "fail-initialize", false, "answer initialize and server/discover with the JSON-RPC error \""+failInitializeMessage+"\"")
 	fs.IntVar(&cfg.ExitImmediately, "exit-immediately", -1, "print \""+startupFailureMessage+"\" to stderr and exit with status `CODE` before reading anything")
 	fs.BoolVar(&cfg.IgnoreSIGTERM, "ignore-sigterm", false, "ignore SIGTERM and stdin EOF; only SIGKILL ends the process")
+	fs.StringVar(&cfg.EscapingChildPidFile, "spawn-escaping-child", "", "start a long-sleeping child in a session of its own (setsid) that inherits stdout and stderr, and write its pid to `FILE` (Unix)")
 	fs.BoolVar(&cfg.SpawnChild, "spawn-child", false, "start a long-sleeping child in the same process group and print \"child pid N\" to stderr")
 	fs.BoolVar(&cfg.StrayResponses, "stray-responses", false, "stdio: after every response, also write a response with \"id\": null and a response-shaped message without an id (both answer nothing)")
 	fs.BoolVar(&cfg.BadTools, "bad-tools", false, "stdio: every tools/list answer also lists a tool named 5 (a number), one whose name holds a lone UTF-16 surrogate, and a second tool named echo")

@@ -147,6 +147,11 @@
 //	                      stdio: once notifications/initialized arrives, send
 //	                      notifications/tools/list_changed every INTERVAL
 //	                      (e.g. 2ms) until the session ends, undebounced.
+//	--spawn-escaping-child FILE
+//	                      at start, re-execute this binary as a long sleeper
+//	                      in a session of its own (setsid, out of the process
+//	                      group) that inherits stdout and stderr, and write its
+//	                      pid to FILE: the server's pipes outlive the server.
 //	--spawn-child         at start, re-execute this binary as a long sleeper in
 //	                      the same process group and print "child pid N" to
 //	                      stderr; proves a host kills the whole group. The

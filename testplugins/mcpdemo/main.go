@@ -51,6 +51,12 @@ func Main(p Process) int {
 	if cfg.StderrNoise {
 		stderr.printf("mcp-demo: noise: starting pid %d", os.Getpid())
 	}
+	if cfg.EscapingChildPidFile != "" {
+		if err := spawnEscapingChild(cfg.EscapingChildPidFile); err != nil {
+			stderr.printf("mcp-demo: %v", err)
+			return 1
+		}
+	}
 	if cfg.SpawnChild {
 		if err := spawnChild(stderr); err != nil {
 			stderr.printf("mcp-demo: %v", err)

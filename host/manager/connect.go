@@ -53,7 +53,7 @@ func (m *Manager) connect(ctx context.Context, s *server) (*connected, error) {
 	if err != nil {
 		return nil, startFailure(cfg, err)
 	}
-	if err := c.Connect(ctx); err != nil {
+	if err := m.connectWithin(ctx, c); err != nil {
 		return nil, m.startError(ctx, cfg, err)
 	}
 	var tools []*mcp.Tool
@@ -63,7 +63,7 @@ func (m *Manager) connect(ctx context.Context, s *server) (*connected, error) {
 		m.mu.Unlock()
 		tools, err = c.ListTools(ctx)
 		if err != nil {
-			_ = c.Close()
+			m.closeInBackground(c)
 			return nil, m.startError(ctx, cfg, err)
 		}
 		m.mu.Lock()
@@ -76,6 +76,39 @@ func (m *Manager) connect(ctx context.Context, s *server) (*connected, error) {
 		}
 	}
 	return &connected{client: c, tools: m.filterTools(s, tools), target: target}, nil
+}
+
+// connectWithin runs c.Connect but returns when ctx ends, without
+// waiting for the server to be killed: a server that hangs in its
+// handshake and ignores SIGTERM takes the launcher's grace periods to
+// end, and its startup timeout is reported when it expires, not after
+// the kill. The kill finishes on the manager's wait group (Close waits
+// for it). connect's callers run on that group, so Add is safe here.
+func (m *Manager) connectWithin(ctx context.Context, c *mcpclient.Client) error {
+	done := make(chan error, 1)
+	go func() { done <- c.Connect(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		<-done // Connect returns once the process is gone
+		_ = c.Close()
+	}()
+	return context.Cause(ctx)
+}
+
+// closeInBackground closes a client that failed its startup without
+// holding the report up (see connectWithin).
+func (m *Manager) closeInBackground(c *mcpclient.Client) {
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		_ = c.Close()
+	}()
 }
 
 // startError turns a connect or list error into the text a user reads.

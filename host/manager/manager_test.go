@@ -362,6 +362,41 @@ func TestCrashLoopKeepsBackingOff(t *testing.T) {
 	}
 }
 
+// TestStartupTimeoutIsReportedWhenItExpires: a server that hangs in its
+// handshake and ignores SIGTERM is reported failed at its startup
+// timeout; killing it (stdin, grace, SIGTERM, grace, SIGKILL) finishes in
+// the background, and Close still waits for it.
+func TestStartupTimeoutIsReportedWhenItExpires(t *testing.T) {
+	const grace = 2500 * time.Millisecond
+	srv := demo(t, "stuck", "--hang-initialize", "--ignore-sigterm")
+	srv.StartupTimeout = time.Second
+	cfg := &config.Config{Servers: []config.Server{srv}, Exposure: config.Exposure{NameLimit: 64}}
+	rec := &events.Recorder{}
+	m := manager.New(cfg, manager.Options{
+		Events: rec,
+		Environments: environment.New(cfg, environment.Options{
+			Local: launch.NewLocal(launch.LocalOptions{StdinGrace: grace, TermGrace: grace})}),
+		LookupEnv: func(k string) (string, bool) { return os.LookupEnv(k) },
+	})
+	m.Start(t.Context())
+	if _, err := m.WaitStartup(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ev := events.Of[events.ServerStartup](rec)
+	if len(ev) != 2 || ev[1].Status != events.StatusFailed || !strings.Contains(ev[1].Error, "timed out after 1 seconds") {
+		t.Fatalf("startup events = %+v, want starting then a timeout", ev)
+	}
+	// Waiting for the kill would take 1 s + 2 × 2.5 s.
+	if took := ev[1].At.Sub(ev[0].At); took > time.Second+2*time.Second {
+		t.Errorf("the timeout was reported after %s, want about 1s", took)
+	}
+	// Close waits for the kill (goleak, run by TestMain, would see its
+	// goroutine otherwise).
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestListChangedRefreshesCatalog(t *testing.T) {
 	f := start(t, demo(t, "live"), demo(t, "late", "--add-tool-after-initialized", "latecomer"))
 	has := func(name string) bool {

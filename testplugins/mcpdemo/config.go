@@ -47,6 +47,7 @@ type Config struct {
 	StderrNoise     bool
 	IgnoreUnknown   bool
 	FailInitialize  bool
+	HangInitialize  bool
 	ExitImmediately int // < 0: disabled
 	IgnoreSIGTERM   bool
 	SpawnChild      bool
@@ -126,6 +127,7 @@ func newFlagSet(cfg *Config, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&cfg.CrashAfter, "crash-after", 0, "exit with status 3 right after the response to the `N`th tools/call has been written")
 	fs.BoolVar(&cfg.StderrNoise, "stderr-noise", false, "write a line to stderr at start and for every received message, naming its method")
 	fs.BoolVar(&cfg.IgnoreUnknown, "ignore-unknown", false, "act as an old server: never answer requests with methods it does not know (notably server/discover) and offer only pre-2026-07-28 protocol versions")
+	fs.BoolVar(&cfg.HangInitialize, "hang-initialize", false, "stdio: never answer initialize or server/discover")
 	fs.BoolVar(&cfg.FailInitialize, "fail-initialize", false, "answer initialize and server/discover with the JSON-RPC error \""+failInitializeMessage+"\"")
 	fs.IntVar(&cfg.ExitImmediately, "exit-immediately", -1, "print \""+startupFailureMessage+"\" to stderr and exit with status `CODE` before reading anything")
 	fs.BoolVar(&cfg.IgnoreSIGTERM, "ignore-sigterm", false, "ignore SIGTERM and stdin EOF; only SIGKILL ends the process")

@@ -131,6 +131,8 @@
 //	                      requests are dropped below go-sdk, from the
 //	                      transport's Connection; over HTTP the POST is held
 //	                      until the client gives up.
+//	--hang-initialize     stdio: never answer initialize or server/discover (a
+//	                      server stuck in its handshake).
 //	--fail-initialize     answer initialize and server/discover with the
 //	                      JSON-RPC error "initialize refused by --fail-initialize".
 //	--exit-immediately CODE

@@ -34,7 +34,7 @@ func isLegacyMethod(method string) bool {
 // only once the response bytes are written) and --list-changed-storm
 // (faster than go-sdk's own debounced notifications ever go).
 func (d *Demo) GateTransport(inner mcp.Transport) mcp.Transport {
-	if !d.cfg.IgnoreUnknown && d.cfg.CrashAfter <= 0 && d.cfg.ListChangedStorm <= 0 {
+	if !d.cfg.IgnoreUnknown && d.cfg.CrashAfter <= 0 && d.cfg.ListChangedStorm <= 0 && !d.cfg.HangInitialize {
 		return inner
 	}
 	return &gateTransport{inner: inner, demo: d}
@@ -165,6 +165,10 @@ func (c *gateConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		if !ok || !req.IsCall() {
 			return msg, nil
+		}
+		if c.demo.cfg.HangInitialize && (req.Method == "initialize" || req.Method == "server/discover") {
+			c.demo.stderr.printf("mcp-demo: never answering %q (--hang-initialize)", req.Method)
+			continue
 		}
 		if c.demo.cfg.IgnoreUnknown && !isLegacyMethod(req.Method) {
 			c.demo.stderr.printf("mcp-demo: ignoring request %q without answering (--ignore-unknown)", req.Method)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
@@ -17,7 +18,9 @@ const MaxStderrLine = 8 << 10
 
 // PumpStderr logs every line read from r at info level as
 // ("stderr", "line", text) on log, which the caller names after the server,
-// and returns when r reaches EOF or fails.
+// and returns when r reaches EOF or fails. Past a burst of [StderrBurst]
+// lines, at most [StderrLinesPerSec] lines a second are logged; the rest
+// are counted in a "suppressed N stderr lines" warning.
 //
 // Lines longer than [MaxStderrLine] bytes are split (never inside a UTF-8
 // sequence), a trailing "\r" is dropped, empty lines are skipped, and bytes
@@ -32,24 +35,78 @@ func PumpStderr(r io.Reader, log hclog.Logger) {
 // redact before it is logged (nil: none), for callers that know secrets
 // the process might print.
 func PumpStderrRedacted(r io.Reader, log hclog.Logger, redact func(string) string) {
+	pumpStderr(r, log, redact, time.Now)
+}
+
+// Rate limit of the stderr lines logged per process: a burst, then a
+// steady rate. A server writing stderr as fast as it can would otherwise
+// grow the host's log without bound (156 MB in one short run). Lines over
+// the limit are counted and summarized, never logged one by one; callers
+// that quote a failing server's last lines keep their own tail, which
+// sees every line.
+const (
+	StderrBurst       = 200
+	StderrLinesPerSec = 20
+)
+
+func pumpStderr(r io.Reader, log hclog.Logger, redact func(string) string, now func() time.Time) {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
 	scanner := bufio.NewScanner(r)
 	scanner.Buffer(make([]byte, 0, 4096), MaxStderrLine)
 	scanner.Split(splitStderrLines)
+	budget := lineBudget{tokens: StderrBurst, last: now()}
+	suppressed := 0
 	for scanner.Scan() {
-		if line := scanner.Bytes(); len(line) > 0 {
-			text := readableText(line)
-			if redact != nil {
-				text = redact(text)
-			}
-			log.Info("stderr", "line", text)
+		line := scanner.Bytes()
+		if len(line) == 0 {
+			continue
 		}
+		if !budget.take(now()) {
+			suppressed++
+			continue
+		}
+		if suppressed > 0 {
+			logSuppressed(log, suppressed)
+			suppressed = 0
+		}
+		text := readableText(line)
+		if redact != nil {
+			text = redact(text)
+		}
+		log.Info("stderr", "line", text)
+	}
+	if suppressed > 0 {
+		logSuppressed(log, suppressed)
 	}
 	if err := scanner.Err(); err != nil {
 		log.Debug("stopped reading stderr", "error", err)
 	}
+}
+
+func logSuppressed(log hclog.Logger, n int) {
+	log.Warn(fmt.Sprintf("suppressed %d stderr lines: the server writes more than %d lines a second (after a burst of %d)",
+		n, StderrLinesPerSec, StderrBurst), "suppressed", n)
+}
+
+// lineBudget is a token bucket: StderrBurst tokens, refilled at
+// StderrLinesPerSec.
+type lineBudget struct {
+	tokens float64
+	last   time.Time
+}
+
+func (b *lineBudget) take(now time.Time) bool {
+	if elapsed := now.Sub(b.last); elapsed > 0 {
+		b.tokens = min(StderrBurst, b.tokens+elapsed.Seconds()*StderrLinesPerSec)
+	}
+	b.last = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
 }
 
 // splitStderrLines is a bufio.SplitFunc for lines capped at MaxStderrLine.

@@ -2,10 +2,12 @@ package launch
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
@@ -114,5 +116,53 @@ func BenchmarkPumpStderr(b *testing.B) {
 	log := hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Info})
 	for b.Loop() {
 		PumpStderr(strings.NewReader(input), log)
+	}
+}
+
+// TestStderrFloodIsRateLimited: a process writing stderr without pause
+// gets a burst of lines logged, then a steady rate; what is left out is
+// counted in one warning each time logging resumes and at the end.
+func TestStderrFloodIsRateLimited(t *testing.T) {
+	t.Parallel()
+	var input strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&input, "flood %d\n", i)
+	}
+	var out strings.Builder
+	clock := time.Unix(0, 0)
+	tick := 0
+	now := func() time.Time {
+		// 1000 lines in 1 s: far above the steady rate.
+		tick++
+		return clock.Add(time.Duration(tick) * time.Millisecond)
+	}
+	pumpStderr(strings.NewReader(input.String()), jsonLogger(&out), nil, now)
+	lines := stderrLines(t, out.String())
+	// The burst, plus what 1 s of refill allows.
+	if want := StderrBurst + StderrLinesPerSec; len(lines) < StderrBurst || len(lines) > want {
+		t.Errorf("logged %d of 1000 flood lines, want between %d and %d", len(lines), StderrBurst, want)
+	}
+	suppressed := 0
+	for _, raw := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var entry struct {
+			Level      string `json:"@level"`
+			Suppressed int    `json:"suppressed"`
+		}
+		if err := json.Unmarshal([]byte(raw), &entry); err == nil && entry.Suppressed > 0 {
+			if entry.Level != "warn" {
+				t.Errorf("suppression summary at %s, want warn", entry.Level)
+			}
+			suppressed += entry.Suppressed
+		}
+	}
+	if len(lines)+suppressed != 1000 {
+		t.Errorf("logged %d and counted %d suppressed, want 1000 in all", len(lines), suppressed)
+	}
+
+	// A quiet process is never limited.
+	out.Reset()
+	pumpStderr(strings.NewReader("one\ntwo\n"), jsonLogger(&out), nil, time.Now)
+	if got := stderrLines(t, out.String()); len(got) != 2 {
+		t.Errorf("quiet stderr logged %v", got)
 	}
 }

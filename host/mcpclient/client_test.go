@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -572,5 +573,39 @@ func TestOneBadToolCostsOnlyItself(t *testing.T) {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, logs.String())
 		}
+	}
+}
+
+// TestStderrFloodKeepsTheLogSmallAndTheTailWhole: a server that floods
+// stderr before failing gets a bounded number of its lines logged plus a
+// count of the rest, while its startup error still quotes its very last
+// lines.
+func TestStderrFloodKeepsTheLogSmallAndTheTailWhole(t *testing.T) {
+	const flood = 5000
+	logs := &lockedBuffer{}
+	env, err := launch.BuildEnv(os.LookupEnv, nil, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(Options{Name: "noisy", Logger: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info}), Stdio: &Stdio{
+		Launcher: launch.NewLocal(launch.LocalOptions{}),
+		Spec: launch.Spec{Server: "noisy", Command: testbin.Path(t, "mcp-demo"),
+			Args: []string{"--stderr-flood", fmt.Sprint(flood), "--exit-immediately", "4"}, Env: env, Dir: t.TempDir()},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	err = c.Connect(t.Context())
+	var se *StartError
+	if !errors.As(err, &se) || !strings.Contains(se.Stderr, fmt.Sprintf("flood line %d", flood-1)) {
+		t.Fatalf("Connect = %v, want a StartError quoting the last flood line", err)
+	}
+	logged := strings.Count(logs.String(), "mcp-demo: flood line")
+	if logged > launch.StderrBurst+launch.StderrLinesPerSec*60 || logged >= flood {
+		t.Errorf("%d of %d flood lines were logged one by one", logged, flood)
+	}
+	if !strings.Contains(logs.String(), "suppressed") {
+		t.Errorf("the log does not say lines were suppressed:\n%.2000s", logs.String())
 	}
 }

@@ -45,6 +45,7 @@ type Config struct {
 	// Misbehaviour on purpose.
 	CrashAfter      int
 	StderrNoise     bool
+	StderrFlood     int
 	IgnoreUnknown   bool
 	FailInitialize  bool
 	HangInitialize  bool
@@ -125,6 +126,7 @@ func newFlagSet(cfg *Config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.RepeatCursor, "repeat-cursor", false, "broken pagination: every tools/list page is the first page and carries the same nextCursor")
 
 	fs.IntVar(&cfg.CrashAfter, "crash-after", 0, "exit with status 3 right after the response to the `N`th tools/call has been written")
+	fs.IntVar(&cfg.StderrFlood, "stderr-flood", 0, "at start, write `N` lines \"mcp-demo: flood line I\" to stderr as fast as possible")
 	fs.BoolVar(&cfg.StderrNoise, "stderr-noise", false, "write a line to stderr at start and for every received message, naming its method")
 	fs.BoolVar(&cfg.IgnoreUnknown, "ignore-unknown", false, "act as an old server: never answer requests with methods it does not know (notably server/discover) and offer only pre-2026-07-28 protocol versions")
 	fs.BoolVar(&cfg.HangInitialize, "hang-initialize", false, "stdio: never answer initialize or server/discover")
@@ -166,6 +168,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("validate flags: --tools %d is negative; pass 0 or more", c.GeneratedTools)
 	case c.PageSize < 0:
 		return fmt.Errorf("validate flags: --page-size %d is negative; pass 0 (go-sdk default) or more", c.PageSize)
+	case c.StderrFlood < 0:
+		return fmt.Errorf("validate flags: --stderr-flood %d is negative; pass 0 or more", c.StderrFlood)
 	case c.CrashAfter < 0:
 		return fmt.Errorf("validate flags: --crash-after %d is negative; pass 1 or more", c.CrashAfter)
 	case c.ExitImmediately > 255:

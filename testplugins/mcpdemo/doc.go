@@ -122,6 +122,8 @@
 //
 //	--crash-after N       after the response to the Nth tools/call has been
 //	                      written, exit with status 3 ([CrashExitCode]).
+//	--stderr-flood N      at start (before --exit-immediately), write N lines
+//	                      "mcp-demo: flood line I" to stderr, I = 0..N-1.
 //	--stderr-noise        write a stderr line at start and for every received
 //	                      message: "mcp-demo: noise: received <method>".
 //	--ignore-unknown      emulate an old server that never answers requests it

@@ -37,6 +37,9 @@ func Main(p Process) int {
 		sleepUntilKilled()
 		return 0
 	}
+	for i := range cfg.StderrFlood {
+		fmt.Fprintf(p.Stderr, "mcp-demo: flood line %d\n", i)
+	}
 	if cfg.HostileText {
 		fmt.Fprintln(p.Stderr, HostileText)
 	}

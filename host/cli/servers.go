@@ -89,11 +89,15 @@ func printServers(g *globals, status []manager.ServerStatus) {
 		if authState == "" {
 			authState = "-"
 		}
+		status, problem := s.Status, s.Error
+		if s.Degraded != "" {
+			status, problem = s.Status+" (degraded)", s.Degraded
+		}
 		restarts := fmt.Sprint(s.Restarts)
 		if s.CrashLoop > 1 {
 			restarts += fmt.Sprintf(" (crash loop: %d in a row)", s.CrashLoop)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Status, s.Transport, s.Tools, proto, where, authState, restarts, oneLine(s.Error))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", s.Name, status, s.Transport, s.Tools, proto, where, authState, restarts, oneLine(problem))
 	}
 	_ = tw.Flush()
 }

@@ -71,6 +71,10 @@ func defaultServer(name string) Server {
 	}
 }
 
+// MaxMaxTools bounds max_tools: a catalog far past it would make every
+// step's tool list and search index slow for everyone.
+const MaxMaxTools = 100000
+
 // defaultPluginTimeout depends on the kind: a Guardian review is a model
 // call, a hook or a launcher start is a quick local RPC.
 func defaultPluginTimeout(kind PluginKind) time.Duration {

@@ -76,6 +76,9 @@ func (l *loader) server(d *decoder, r *rawServer) {
 	s.Tools = d.tools(r.Tools)
 	s.Prefix = d.bool(r.Prefix, s.Prefix)
 	s.RedactResults = d.bool(r.RedactResults, s.RedactResults)
+	if v, ok := d.int(r.MaxTools, 1, MaxMaxTools); ok {
+		s.MaxTools = v
+	}
 	if v, ok := d.enum(r.Exposure, "tool exposure", []string{string(ExposureDirect), string(ExposureDeferred)}); ok {
 		s.Exposure = ExposureMode(v)
 	}

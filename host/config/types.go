@@ -282,6 +282,10 @@ type Server struct {
 	// given (credential env values, tokens, credential headers) in the
 	// results the model gets. The audit log redacts them either way.
 	RedactResults bool
+	// MaxTools is how many of the server's tools are kept (max_tools); a
+	// server listing more is degraded, keeping the first MaxTools. 0 =
+	// unset (mcpclient.DefaultMaxTools).
+	MaxTools int
 
 	DeclRange hcl.Range
 }

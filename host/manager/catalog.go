@@ -175,6 +175,9 @@ type ServerStatus struct {
 	Environment string `json:"environment,omitempty"`
 	Launcher    string `json:"launcher,omitempty"`
 	Restarts    int    `json:"restarts"`
+	// Degraded says why a ready server is usable but not whole (it lists
+	// more tools than max_tools: only the first are kept); "" when whole.
+	Degraded string `json:"degraded,omitempty"`
 	// CrashLoop counts crashes in a row, each soon after a (re)start (see
 	// RestartPolicy.StableAfter); 0 or 1 is no loop.
 	CrashLoop int `json:"crash_loop,omitempty"`
@@ -208,6 +211,9 @@ func (m *Manager) Status() []ServerStatus {
 		}
 		if s.err != nil {
 			st.Error = s.err.Error()
+		}
+		if s.degraded != nil && s.status == events.StatusReady {
+			st.Degraded = s.degraded.Error()
 		}
 		if s.status != events.StatusReady || time.Since(s.readyAt) < m.opts.Restart.StableAfter {
 			st.CrashLoop = s.crashes // a loop that has settled is history

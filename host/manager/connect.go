@@ -22,6 +22,21 @@ type connected struct {
 	client *mcpclient.Client
 	tools  []*mcp.Tool
 	target environment.Target
+	// degraded says why the server is usable but not whole (it listed
+	// more tools than max_tools); nil when it is whole.
+	degraded error
+}
+
+// listTools lists c's tools for s. A server over its max_tools limit is
+// not an error: the first max_tools tools are returned with the reason
+// it is degraded.
+func (m *Manager) listTools(ctx context.Context, c *mcpclient.Client) (tools []*mcp.Tool, degraded, err error) {
+	tools, err = c.ListTools(ctx)
+	var tooMany *mcpclient.TooManyToolsError
+	if errors.As(err, &tooMany) {
+		return tools, err, nil
+	}
+	return tools, nil, err
 }
 
 // errStartupTimeout marks a startup that ran out of startup_timeout_sec,
@@ -57,11 +72,12 @@ func (m *Manager) connect(ctx context.Context, s *server) (*connected, error) {
 		return nil, m.startError(ctx, cfg, err)
 	}
 	var tools []*mcp.Tool
+	var degraded error
 	for round := 0; ; round++ {
 		m.mu.Lock()
 		before := s.changes
 		m.mu.Unlock()
-		tools, err = c.ListTools(ctx)
+		tools, degraded, err = m.listTools(ctx, c)
 		if err != nil {
 			m.closeInBackground(c)
 			return nil, m.startError(ctx, cfg, err)
@@ -75,7 +91,7 @@ func (m *Manager) connect(ctx context.Context, s *server) (*connected, error) {
 			break
 		}
 	}
-	return &connected{client: c, tools: m.filterTools(s, tools), target: target}, nil
+	return &connected{client: c, tools: m.filterTools(s, tools), target: target, degraded: degraded}, nil
 }
 
 // connectWithin runs c.Connect but returns when ctx ends, without
@@ -178,6 +194,7 @@ func (m *Manager) clientOptions(s *server, cfg config.Server, gen int) (mcpclien
 		ClientInfo:      m.opts.ClientInfo,
 		Logger:          m.opts.Logger.Named("server").With("server", name),
 		Secrets:         m.opts.Secrets,
+		MaxTools:        cfg.MaxTools,
 		Handlers: mcpclient.Handlers{
 			ToolsChanged: func() { m.toolsChanged(s, gen) },
 		},

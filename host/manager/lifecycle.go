@@ -165,10 +165,13 @@ func (m *Manager) relist(s *server, gen int) {
 	}
 	ctx, cancel := context.WithTimeout(m.ctx, timeout)
 	defer cancel()
-	tools, err := c.ListTools(ctx)
+	tools, degraded, err := m.listTools(ctx, c)
 	if err != nil {
 		m.log.Warn("re-listing tools failed; keeping the previous list", "server", s.name, "error", err)
 		return
+	}
+	if degraded != nil {
+		m.log.Warn("server degraded", "server", s.name, "reason", degraded)
 	}
 	tools = m.filterTools(s, tools)
 	m.mu.Lock()
@@ -176,7 +179,7 @@ func (m *Manager) relist(s *server, gen int) {
 		m.mu.Unlock()
 		return
 	}
-	s.tools = tools
+	s.tools, s.degraded = tools, degraded
 	m.bump()
 	rev := m.revision
 	m.mu.Unlock()

@@ -121,6 +121,7 @@ type server struct {
 	init      *mcp.InitializeResult
 	target    environment.Target
 	restarts  int
+	degraded  error         // why a ready server is not whole (too many tools); nil: whole
 	readyAt   time.Time     // when the current client became ready
 	crashes   int           // crashes in a row, each within StableAfter of the last start
 	retired   bool          // removed or replaced by Apply: never act again
@@ -276,6 +277,10 @@ func (m *Manager) startServer(ctx context.Context, s *server) {
 // becomeReady installs a connected client. Called with m.mu held.
 func (m *Manager) becomeReady(s *server, c *connected) {
 	s.client, s.tools, s.init, s.target = c.client, c.tools, c.client.InitializeResult(), c.target
+	s.degraded = c.degraded
+	if c.degraded != nil {
+		m.log.Warn("server degraded", "server", s.name, "reason", c.degraded)
+	}
 	s.status, s.err = events.StatusReady, nil
 	s.readyAt = time.Now()
 	m.bump()

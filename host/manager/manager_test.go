@@ -397,6 +397,25 @@ func TestStartupTimeoutIsReportedWhenItExpires(t *testing.T) {
 	}
 }
 
+// TestTooManyToolsDegradesInsteadOfFailing: a server listing more tools
+// than its max_tools keeps the first ones and is ready but degraded,
+// with the reason in its status, instead of losing every tool.
+func TestTooManyToolsDegradesInsteadOfFailing(t *testing.T) {
+	big := demo(t, "big", "--no-default-tools", "--tools", "120", "--page-size", "50")
+	big.MaxTools = 100
+	f := start(t, big, demo(t, "small"))
+	st := statusOf(f.m, "big")
+	if st.Status != events.StatusReady || st.Tools != 100 {
+		t.Fatalf("status = %+v, want ready with the first 100 tools", st)
+	}
+	if !strings.Contains(st.Degraded, "more than 100 tools") || !strings.Contains(st.Degraded, "max_tools") {
+		t.Errorf("degraded = %q, want the reason and the setting to change", st.Degraded)
+	}
+	if statusOf(f.m, "small").Degraded != "" {
+		t.Error("a server within its limit is reported degraded")
+	}
+}
+
 func TestListChangedRefreshesCatalog(t *testing.T) {
 	f := start(t, demo(t, "live"), demo(t, "late", "--add-tool-after-initialized", "latecomer"))
 	has := func(name string) bool {

@@ -118,6 +118,8 @@ type Options struct {
 	// Logger receives client logs and the server's stderr; nil discards.
 	Logger   hclog.Logger
 	Handlers Handlers
+	// MaxTools is how many tools ListTools keeps; 0 means DefaultMaxTools.
+	MaxTools int
 	// Secrets, when set, also receives every secret this client learns
 	// (see [Secrets]): one set shared by a host's clients redacts records
 	// about any server.

@@ -192,11 +192,17 @@ func TestExplicitVersionIsValidated(t *testing.T) {
 // demoClient connects to a real mcp-demo process through the local launcher.
 func demoClient(t *testing.T, args ...string) *Client {
 	t.Helper()
+	return demoClientWith(t, Options{}, args...)
+}
+
+// demoClientWith is demoClient with opts' MaxTools.
+func demoClientWith(t *testing.T, opts Options, args ...string) *Client {
+	t.Helper()
 	env, err := launch.BuildEnv(os.LookupEnv, nil, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := New(Options{Name: "demo", Stdio: &Stdio{
+	c, err := New(Options{Name: "demo", MaxTools: opts.MaxTools, Stdio: &Stdio{
 		Launcher: launch.NewLocal(launch.LocalOptions{}),
 		Spec:     launch.Spec{Server: "demo", Command: testbin.Path(t, "mcp-demo"), Args: args, Env: env, Dir: t.TempDir()},
 	}})
@@ -322,24 +328,28 @@ func TestCrashDuringACallSaysWhy(t *testing.T) {
 }
 
 func TestListingLimits(t *testing.T) {
-	t.Run("too many tools", func(t *testing.T) {
-		c := demoClient(t, "--no-default-tools", "--tools", "2049", "--page-size", "500")
-		_, err := c.ListTools(t.Context())
-		if !errors.Is(err, ErrCatalogLimit) || !strings.Contains(err.Error(), "more than 2048 tools") {
-			t.Fatalf("ListTools = %v", err)
+	t.Run("too many tools keeps the first", func(t *testing.T) {
+		c := demoClientWith(t, Options{MaxTools: 50}, "--no-default-tools", "--tools", "60", "--page-size", "25")
+		tools, err := c.ListTools(t.Context())
+		var tooMany *TooManyToolsError
+		if !errors.As(err, &tooMany) || !errors.Is(err, ErrCatalogLimit) || !strings.Contains(err.Error(), "max_tools") {
+			t.Fatalf("ListTools = %v, want a TooManyToolsError naming max_tools", err)
+		}
+		if len(tools) != 50 || tools[0].Name != "gen_00001" || tools[49].Name != "gen_00050" {
+			t.Fatalf("kept %d tools, want the first 50", len(tools))
 		}
 	})
 	t.Run("too many pages", func(t *testing.T) {
-		c := demoClient(t, "--no-default-tools", "--tools", "101", "--page-size", "1")
+		c := demoClient(t, "--no-default-tools", "--tools", fmt.Sprint(MaxPages+1), "--page-size", "1")
 		_, err := c.ListTools(t.Context())
-		if !errors.Is(err, ErrCatalogLimit) || !strings.Contains(err.Error(), "more than 100 pages") {
+		if !errors.Is(err, ErrCatalogLimit) || !strings.Contains(err.Error(), fmt.Sprintf("more than %d pages", MaxPages)) {
 			t.Fatalf("ListTools = %v", err)
 		}
 	})
 	t.Run("exactly at the limits", func(t *testing.T) {
-		c := demoClient(t, "--no-default-tools", "--tools", "100", "--page-size", "1")
+		c := demoClientWith(t, Options{MaxTools: MaxPages}, "--no-default-tools", "--tools", fmt.Sprint(MaxPages), "--page-size", "1")
 		tools, err := c.ListTools(t.Context())
-		if err != nil || len(tools) != 100 {
+		if err != nil || len(tools) != MaxPages {
 			t.Fatalf("ListTools = %d tools, %v", len(tools), err)
 		}
 	})

@@ -195,14 +195,27 @@ func demoClient(t *testing.T, args ...string) *Client {
 	return demoClientWith(t, Options{}, args...)
 }
 
-// demoClientWith is demoClient with opts' MaxTools.
+// demoClientWith is demoClient with opts' Logger and MaxTools.
 func demoClientWith(t *testing.T, opts Options, args ...string) *Client {
+	t.Helper()
+	c := newDemoClient(t, opts, args...)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// newDemoClient is an unconnected client for mcp-demo with args, named
+// "demo", with opts' Logger and MaxTools; it is closed at cleanup.
+func newDemoClient(t *testing.T, opts Options, args ...string) *Client {
 	t.Helper()
 	env, err := launch.BuildEnv(os.LookupEnv, nil, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := New(Options{Name: "demo", MaxTools: opts.MaxTools, Stdio: &Stdio{
+	c, err := New(Options{Name: "demo", Logger: opts.Logger, MaxTools: opts.MaxTools, Stdio: &Stdio{
 		Launcher: launch.NewLocal(launch.LocalOptions{}),
 		Spec:     launch.Spec{Server: "demo", Command: testbin.Path(t, "mcp-demo"), Args: args, Env: env, Dir: t.TempDir()},
 	}})
@@ -210,11 +223,6 @@ func demoClientWith(t *testing.T, opts Options, args ...string) *Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	if err := c.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
 	return c
 }
 
@@ -542,23 +550,8 @@ func (l *lockedBuffer) String() string {
 // and a name listed twice is logged too.
 func TestOneBadToolCostsOnlyItself(t *testing.T) {
 	logs := &lockedBuffer{}
-	env, err := launch.BuildEnv(os.LookupEnv, nil, nil, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := New(Options{Name: "demo", Logger: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Warn}), Stdio: &Stdio{
-		Launcher: launch.NewLocal(launch.LocalOptions{}),
-		Spec:     launch.Spec{Server: "demo", Command: testbin.Path(t, "mcp-demo"), Args: []string{"--bad-tools"}, Env: env, Dir: t.TempDir()},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	if err := c.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
+	c := demoClientWith(t, Options{Logger: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Warn})}, "--bad-tools")
+	ctx := t.Context()
 	tools, err := c.ListTools(ctx)
 	if err != nil {
 		t.Fatalf("one bad tool failed the whole listing: %v", err)
@@ -593,20 +586,9 @@ func TestOneBadToolCostsOnlyItself(t *testing.T) {
 func TestStderrFloodKeepsTheLogSmallAndTheTailWhole(t *testing.T) {
 	const flood = 5000
 	logs := &lockedBuffer{}
-	env, err := launch.BuildEnv(os.LookupEnv, nil, nil, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := New(Options{Name: "noisy", Logger: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info}), Stdio: &Stdio{
-		Launcher: launch.NewLocal(launch.LocalOptions{}),
-		Spec: launch.Spec{Server: "noisy", Command: testbin.Path(t, "mcp-demo"),
-			Args: []string{"--stderr-flood", fmt.Sprint(flood), "--exit-immediately", "4"}, Env: env, Dir: t.TempDir()},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	err = c.Connect(t.Context())
+	c := newDemoClient(t, Options{Logger: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info})},
+		"--stderr-flood", fmt.Sprint(flood), "--exit-immediately", "4")
+	err := c.Connect(t.Context())
 	var se *StartError
 	if !errors.As(err, &se) || !strings.Contains(se.Stderr, fmt.Sprintf("flood line %d", flood-1)) {
 		t.Fatalf("Connect = %v, want a StartError quoting the last flood line", err)

@@ -526,30 +526,12 @@ func TestServerSecretsStayOutOfLogsAndErrors(t *testing.T) {
 	}
 }
 
-// lockedBuffer collects log output written from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestOneBadToolCostsOnlyItself: a listing with a tool whose name is a
 // number and one whose name holds a lone UTF-16 surrogate keeps every
 // other tool; each skipped tool is logged with its index and problem,
 // and a name listed twice is logged too.
 func TestOneBadToolCostsOnlyItself(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &testbin.Buffer{}
 	c := demoClientWith(t, Options{Logger: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Warn})}, "--bad-tools")
 	ctx := t.Context()
 	tools, err := c.ListTools(ctx)
@@ -585,7 +567,7 @@ func TestOneBadToolCostsOnlyItself(t *testing.T) {
 // lines.
 func TestStderrFloodKeepsTheLogSmallAndTheTailWhole(t *testing.T) {
 	const flood = 5000
-	logs := &lockedBuffer{}
+	logs := &testbin.Buffer{}
 	c := newDemoClient(t, Options{Logger: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info})},
 		"--stderr-flood", fmt.Sprint(flood), "--exit-immediately", "4")
 	err := c.Connect(t.Context())

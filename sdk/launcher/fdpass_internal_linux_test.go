@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
@@ -25,6 +24,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/sdk/internal/pb/launcherv1"
 )
 
@@ -52,30 +52,12 @@ func echoSpec(t *testing.T) Spec {
 	}}
 }
 
-// lockedBuffer collects a logger's output across goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // serveWithFaults serves the shim over a real gRPC connection with the
 // given faults on each side and returns the host's client and the
 // plugin's log.
-func serveWithFaults(t *testing.T, pluginFaults, hostFaults fdFaults) (*Client, *lockedBuffer) {
+func serveWithFaults(t *testing.T, pluginFaults, hostFaults fdFaults) (*Client, *testbin.Buffer) {
 	t.Helper()
-	logs := &lockedBuffer{}
+	logs := &testbin.Buffer{}
 	log := hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Debug})
 	conn, srv := plugin.TestGRPCConn(t, func(s *grpc.Server) {
 		launcherv1.RegisterLauncherServiceServer(s, &server{impl: localStarter{}, log: log, faults: pluginFaults})

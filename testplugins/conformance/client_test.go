@@ -1,14 +1,12 @@
 package conformance
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -81,24 +79,6 @@ func TestAcceptWithDefaults(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a goroutine-safe stderr for Main.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestMainUsageErrors(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -114,7 +94,7 @@ func TestMainUsageErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var stderr lockedBuffer
+			var stderr testbin.Buffer
 			code := Main(t.Context(), Process{Args: tc.args, Getenv: mapEnv(tc.env), Stderr: &stderr})
 			if code != ExitUsage {
 				t.Errorf("exit status = %d, want %d (usage)", code, ExitUsage)
@@ -148,7 +128,7 @@ func TestMainExitsByItsDeadline(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	var stderr lockedBuffer
+	var stderr testbin.Buffer
 	code := Main(t.Context(), Process{
 		Args:   []string{"-deadline", "300ms", srv.URL + "/mcp"},
 		Getenv: mapEnv(map[string]string{ScenarioEnv: "initialize"}),

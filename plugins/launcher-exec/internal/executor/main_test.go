@@ -1,7 +1,6 @@
 package executor_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -71,7 +69,7 @@ func demo(t testing.TB) string { return testbin.Path(t, "mcp-demo") }
 type session struct {
 	*mcp.ClientSession
 	proc   *launcher.RemoteProcess
-	stderr *lockedBuffer
+	stderr *testbin.Buffer
 }
 
 // connect launches spec and connects an MCP client over the process. The
@@ -84,7 +82,7 @@ func connect(t testing.TB, c *launcher.Client, spec launcher.Spec) *session {
 	if err != nil {
 		t.Fatalf("Launch: %v", err)
 	}
-	stderr := &lockedBuffer{}
+	stderr := &testbin.Buffer{}
 	drained := make(chan struct{})
 	go func() { _, _ = io.Copy(stderr, p.Stderr()); close(drained) }()
 	client := mcp.NewClient(&mcp.Implementation{Name: "launcher-exec-test", Version: "0"}, nil)
@@ -177,23 +175,4 @@ func containsAll(s string, subs ...string) bool {
 		}
 	}
 	return true
-}
-
-// lockedBuffer collects output written by one goroutine and read by
-// another.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

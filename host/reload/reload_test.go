@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -49,9 +48,7 @@ func TestReloadsWhenTheFileIsReplacedOrSignalled(t *testing.T) {
 	}
 	wait("the file was replaced")
 
-	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
+	raiseHangup(t)
 	wait("SIGHUP")
 	cancel()
 	if err := <-done; err != nil {

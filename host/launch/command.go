@@ -230,11 +230,11 @@ func (p platform) pathExt(env []string) string {
 	return defaultPathExt
 }
 
-// pathExts are PATHEXT's extensions, lower case, each with its dot.
+// pathExts are PATHEXT's extensions, each with its dot.
 func (p platform) pathExts(env []string) []string {
 	var exts []string
 	for e := range strings.SplitSeq(p.pathExt(env), ";") {
-		e = strings.ToLower(strings.TrimSpace(e))
+		e = strings.TrimSpace(e)
 		if e == "" {
 			continue
 		}

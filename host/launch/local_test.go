@@ -637,6 +637,11 @@ func TestLaunchErrors(t *testing.T) {
 			want: []string{filepath.Join(dir, "missing"), "does not exist", "set command"},
 		},
 		{
+			name: "Windows path on this OS",
+			spec: Spec{Server: "s", Command: `C:\tools\srv.exe`},
+			want: []string{`command "C:\\tools\\srv.exe" is a Windows path, but this host runs linux`},
+		},
+		{
 			name: "no command",
 			spec: Spec{Server: "s"},
 			want: []string{"no command given"},

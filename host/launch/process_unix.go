@@ -6,148 +6,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"os/exec"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 )
 
-// Launch starts spec's command as a child of the host. The child gets
-// exactly spec.Env, its own process group, and SIGKILL when the host dies
-// (through Pdeathsig on Linux, through a watchdog elsewhere; see the
-// package documentation).
-// ctx bounds only the start; the process lives until Close or Kill.
-//
-// Errors that mean the process could not be started wrap [ErrStart] and say
-// how to fix the spec.
-func (l *Local) Launch(ctx context.Context, spec Spec) (Process, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("%w %q: %w", ErrStart, spec.Server, err)
-	}
-	if len(spec.RemoteEnv) > 0 {
-		return nil, fmt.Errorf("%w %q: env_vars %v have source = \"remote\", which the local launcher cannot read; use source = \"local\" or an environment whose launcher runs the server elsewhere",
-			ErrStart, spec.Server, spec.RemoteEnv)
-	}
-	if spec.Dir != "" {
-		if err := checkDir(spec.Server, spec.Dir); err != nil {
-			return nil, err
-		}
-	}
-	path, err := hostPlatform().resolveCommand(spec.Server, spec.Command, spec.Env, spec.Dir)
-	if err != nil {
-		return nil, err
-	}
-	log := l.logger().With("server", spec.Server)
-
-	// Our own pipes rather than cmd.StdoutPipe: exec closes its pipes inside
-	// cmd.Wait, which would drop the last bytes a server wrote before it
-	// exited and race with a pending Read.
-	pipes, err := newStdioPipes()
-	if err != nil {
-		return nil, fmt.Errorf("%w %q: %w", ErrStart, spec.Server, err)
-	}
-	cmd := exec.Command(path, spec.Args...)
-	cmd.Args[0] = spec.Command // argv[0] as the user wrote it, as a shell would pass it
-	cmd.Env = append([]string{}, spec.Env...)
-	cmd.Dir = spec.Dir
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = pipes.childStdin, pipes.childStdout, pipes.childStderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-
-	release, dog, err := l.start(ctx, cmd)
-	pipes.closeChildEnds()
-	if err != nil {
-		pipes.closeParentEnds()
-		return nil, fmt.Errorf("%w %q: run %s: %w", ErrStart, spec.Server, path, err)
-	}
-	p := &localProcess{
-		server:     spec.Server,
-		pid:        cmd.Process.Pid,
-		cmd:        cmd,
-		log:        log.With("pid", cmd.Process.Pid),
-		stdinGrace: positiveOr(l.stdinGrace, DefaultStdinGrace),
-		termGrace:  positiveOr(l.termGrace, DefaultTermGrace),
-		stdin:      pipes.stdin,
-		stdout:     pipes.stdout,
-		stderr:     &stderrStream{file: pipes.stderr},
-		release:    release,
-		watchdog:   dog,
-		exited:     make(chan struct{}),
-		done:       make(chan struct{}),
-	}
-	p.log.Debug("started server process", "command", path)
-	go p.reap()
-	return p, nil
-}
-
-type stdioPipes struct {
-	stdin, stdout, stderr                *os.File // the host's ends
-	childStdin, childStdout, childStderr *os.File
-}
-
-func newStdioPipes() (*stdioPipes, error) {
-	var p stdioPipes
-	var err error
-	if p.childStdin, p.stdin, err = os.Pipe(); err != nil {
-		return nil, fmt.Errorf("create stdin pipe: %w", err)
-	}
-	if p.stdout, p.childStdout, err = os.Pipe(); err != nil {
-		p.closeChildEnds()
-		p.closeParentEnds()
-		return nil, fmt.Errorf("create stdout pipe: %w", err)
-	}
-	if p.stderr, p.childStderr, err = os.Pipe(); err != nil {
-		p.closeChildEnds()
-		p.closeParentEnds()
-		return nil, fmt.Errorf("create stderr pipe: %w", err)
-	}
-	return &p, nil
-}
-
-func (p *stdioPipes) closeChildEnds() {
-	closeFiles(p.childStdin, p.childStdout, p.childStderr)
-}
-
-func (p *stdioPipes) closeParentEnds() {
-	closeFiles(p.stdin, p.stdout, p.stderr)
-}
-
-func closeFiles(files ...*os.File) {
-	for _, f := range files {
-		if f != nil {
-			_ = f.Close()
-		}
-	}
-}
-
-// localProcess is a child started by Local. Its process group id equals
-// its pid (Setpgid). The pid is only ever signalled while the leader is
-// unreaped: until then the kernel cannot reuse it, so a group signal never
-// reaches an unrelated process.
-type localProcess struct {
-	// fixed at start
-	server     string
-	pid        int
-	cmd        *exec.Cmd
-	log        hclog.Logger
-	stdinGrace time.Duration
-	termGrace  time.Duration
-	stdin      *os.File
-	stdout     *os.File
-	stderr     *stderrStream
-	release    func()    // hands the spawner reference back once the leader is reaped
-	watchdog   *watchdog // nil where the kernel ends the group with the host (Pdeathsig)
-
-	exited  chan struct{} // closed when the leader has exited (still a zombie, so its pid still names the group)
-	done    chan struct{} // closed once the leader is reaped; waitErr is set before
-	waitErr error
-
-	closeOnce sync.Once
-	closeErr  error
+// osProcess is the Unix part of a localProcess. Its process group id
+// equals its pid (Setpgid). On Linux the pid is only ever signalled while
+// the leader is unreaped: until then the kernel cannot reuse it, so a group
+// signal never reaches an unrelated process.
+type osProcess struct {
+	release  func()    // hands the spawner reference back once the leader is reaped
+	watchdog *watchdog // nil where the kernel ends the group with the host (Pdeathsig)
 
 	// mu guards the fields below and is held while signalling, so that
 	// reaping (which frees the pid) cannot slip between check and kill.
@@ -157,45 +28,26 @@ type localProcess struct {
 	killSent   bool
 }
 
-var _ Process = (*localProcess)(nil)
-
-// Read reads the child's stdout. After Close it returns io.EOF.
-func (p *localProcess) Read(b []byte) (int, error) {
-	n, err := p.stdout.Read(b)
-	if errors.Is(err, os.ErrClosed) {
-		err = io.EOF
-	}
-	return n, err
-}
-
-// Write writes to the child's stdin. It fails after Close, or once the
-// child has closed its stdin (EPIPE).
-func (p *localProcess) Write(b []byte) (int, error) {
-	n, err := p.stdin.Write(b)
+func (l *Local) startOS(ctx context.Context, _ Spec, _ string, cmd *exec.Cmd) (*osProcess, error) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	release, dog, err := l.start(ctx, cmd)
 	if err != nil {
-		return n, fmt.Errorf("write to server %q stdin: %w", p.server, err)
+		return nil, err
 	}
-	return n, nil
+	return &osProcess{release: release, watchdog: dog}, nil
 }
 
-func (p *localProcess) Stderr() io.Reader {
-	p.stderr.taken.Store(true)
-	return p.stderr
-}
-
-func (p *localProcess) Pid() int { return p.pid }
-
-func (p *localProcess) Wait(ctx context.Context) error {
-	select {
-	case <-p.done:
-		return p.waitErr
+// do carries out one step of the shutdown plan.
+func (p *localProcess) do(a shutdownAction) error {
+	switch a {
+	case closeStdin:
+		return p.closeStdin()
+	case termGroup:
+		return p.signalGroup(syscall.SIGTERM)
+	case killGroup:
+		return p.signalGroup(syscall.SIGKILL)
 	default:
-	}
-	select {
-	case <-p.done:
-		return p.waitErr
-	case <-ctx.Done():
-		return ctx.Err()
+		return fmt.Errorf("shutdown step %v is not available on Unix", a)
 	}
 }
 
@@ -203,53 +55,6 @@ func (p *localProcess) Wait(ctx context.Context) error {
 // Close (still needed to release the pipes) or Wait does.
 func (p *localProcess) Kill() error {
 	return p.signalGroup(syscall.SIGKILL)
-}
-
-// Close runs the shutdown sequence: close stdin, wait StdinGrace, SIGTERM
-// the group, wait TermGrace, SIGKILL the group. It returns once the leader
-// is reaped (the reaper has by then also ended the rest of the group), and
-// closes stdout so a pending Read returns.
-func (p *localProcess) Close() error {
-	p.closeOnce.Do(func() { p.closeErr = p.shutdown() })
-	return p.closeErr
-}
-
-func (p *localProcess) shutdown() error {
-	var errs []error
-	// EOF on stdin is how the MCP spec asks a stdio server to exit.
-	if err := p.stdin.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
-		errs = append(errs, fmt.Errorf("close stdin of server %q: %w", p.server, err))
-	}
-	if !p.waitExited(p.stdinGrace) {
-		p.log.Debug("server still running after stdin was closed; sending SIGTERM to its process group", "grace", p.stdinGrace)
-		if err := p.signalGroup(syscall.SIGTERM); err != nil {
-			errs = append(errs, err)
-		}
-		if !p.waitExited(p.termGrace) {
-			p.log.Warn("server ignored SIGTERM; sending SIGKILL to its process group", "grace", p.termGrace)
-			if err := p.signalGroup(syscall.SIGKILL); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	<-p.done
-	if err := p.stdout.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
-		errs = append(errs, fmt.Errorf("close stdout of server %q: %w", p.server, err))
-	}
-	p.stderr.finish()
-	return errors.Join(errs...)
-}
-
-// waitExited reports whether the leader exits within d.
-func (p *localProcess) waitExited(d time.Duration) bool {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-p.exited:
-		return true
-	case <-timer.C:
-		return false
-	}
 }
 
 // signalGroup sends sig to the process group, unless the leader has been
@@ -304,12 +109,6 @@ func (p *localProcess) reap() {
 	close(p.done)
 }
 
-func (p *localProcess) setWaitErr(err error) {
-	if err != nil {
-		p.waitErr = fmt.Errorf("run server %q: %w", p.server, err)
-	}
-}
-
 func (p *localProcess) markReaped() {
 	p.mu.Lock()
 	p.reaped = true
@@ -352,35 +151,4 @@ func (p *localProcess) endRestOfGroup() {
 	if err := p.signalGroup(syscall.SIGKILL); err != nil {
 		p.log.Warn("could not kill descendants of server", "error", err)
 	}
-}
-
-// stderrStream is the host's end of the child's stderr. The reader closes
-// the file when it reaches EOF; Close bounds how long that may take.
-type stderrStream struct {
-	file      *os.File
-	taken     atomic.Bool
-	closeOnce sync.Once
-}
-
-func (s *stderrStream) Read(b []byte) (int, error) {
-	n, err := s.file.Read(b)
-	if err != nil {
-		s.closeOnce.Do(func() { _ = s.file.Close() })
-		if errors.Is(err, os.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded) {
-			err = io.EOF
-		}
-	}
-	return n, err
-}
-
-// finish runs after the process group is gone. Whatever it wrote is in the
-// pipe already: a reader gets stderrDrainGrace to read it (only a
-// descendant that left the group could keep the pipe open longer). With no
-// reader at all, the pipe is closed now.
-func (s *stderrStream) finish() {
-	if !s.taken.Load() {
-		s.closeOnce.Do(func() { _ = s.file.Close() })
-		return
-	}
-	_ = s.file.SetReadDeadline(time.Now().Add(stderrDrainGrace))
 }

@@ -83,3 +83,31 @@ func TestWatchingAMissingPathFails(t *testing.T) {
 		t.Fatal("watching a missing file must fail")
 	}
 }
+
+// Watching a directory: a new *.hcl file written into it reloads.
+func TestReloadsWhenAConfigFileAppearsInTheDirectory(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	reloads := make(chan struct{}, 8)
+	ready := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		done <- Run(ctx, Options{Path: dir, Watch: true, Debounce: 10 * time.Millisecond, Ready: func() { close(ready) }},
+			func() { reloads <- struct{}{} })
+	}()
+	<-ready
+	if err := os.WriteFile(filepath.Join(dir, "servers.hcl"), []byte("# new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	timeout, stop := context.WithTimeout(t.Context(), 10*time.Second)
+	defer stop()
+	select {
+	case <-reloads:
+	case <-timeout.Done():
+		t.Fatal("no reload after a config file was added to the watched directory")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

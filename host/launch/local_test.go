@@ -323,10 +323,12 @@ func TestKillEndsGroupAtOnce(t *testing.T) {
 	}
 }
 
-func TestChildDiesWithHost(t *testing.T) {
-	t.Parallel()
+// startHelperHost starts the test binary as a host in helper mode and
+// returns it with the first line it prints (the pids it launched).
+func startHelperHost(t *testing.T, mode string) (*exec.Cmd, string) {
+	t.Helper()
 	host := exec.Command(testExecutable(t))
-	host.Env = helperEnv("launch")
+	host.Env = helperEnv(mode)
 	out, err := host.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -338,7 +340,13 @@ func TestChildDiesWithHost(t *testing.T) {
 		_ = host.Process.Kill()
 		_ = host.Wait()
 	})
-	pid, err := strconv.Atoi(readLine(t, bufio.NewReader(out)))
+	return host, readLine(t, bufio.NewReader(out))
+}
+
+func TestChildDiesWithHost(t *testing.T) {
+	t.Parallel()
+	host, line := startHelperHost(t, "launch")
+	pid, err := strconv.Atoi(line)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,20 +365,8 @@ func TestChildDiesWithHost(t *testing.T) {
 // when the host is SIGKILLed, and then exits itself.
 func TestWatchdogEndsGroupOfSIGKILLedHost(t *testing.T) {
 	t.Parallel()
-	host := exec.Command(testExecutable(t))
-	host.Env = helperEnv("launch-watchdog")
-	out, err := host.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := host.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = host.Process.Kill()
-		_ = host.Wait()
-	})
-	fields := strings.Fields(readLine(t, bufio.NewReader(out)))
+	host, line := startHelperHost(t, "launch-watchdog")
+	fields := strings.Fields(line)
 	if len(fields) != 3 {
 		t.Fatalf("host printed %q, want three pids", fields)
 	}

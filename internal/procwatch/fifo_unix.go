@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,28 +26,11 @@ func LineFIFO(dir string) (path string, lines <-chan string, stop func(), err er
 	if err != nil {
 		return "", nil, nil, err
 	}
-	ch := make(chan string, 1024)
-	done, quit := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		defer close(ch)
+	lines, stop = feedLines(f, func(send func(string) bool, _ func() bool) {
 		sc := bufio.NewScanner(f)
 		sc.Buffer(make([]byte, 64<<10), 16<<20)
-		for sc.Scan() {
-			select {
-			case ch <- sc.Text():
-			case <-quit:
-				return
-			}
+		for sc.Scan() && send(sc.Text()) {
 		}
-	}()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			close(quit)
-			_ = f.Close()
-			<-done
-		})
-	}
-	return path, ch, stop, nil
+	})
+	return path, lines, stop, nil
 }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -20,41 +19,27 @@ func LineFIFO(dir string) (path string, lines <-chan string, stop func(), err er
 	if err != nil {
 		return "", nil, nil, err
 	}
-	ch := make(chan string, 1024)
-	done, quit := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		defer close(ch)
+	lines, stop = feedLines(f, func(send func(string) bool, stopped func() bool) {
 		r := bufio.NewReader(f)
 		var partial strings.Builder
 		for {
 			chunk, err := r.ReadString('\n')
 			partial.WriteString(chunk)
 			if err == nil {
-				select {
-				case ch <- strings.TrimRight(partial.String(), "\r\n"):
-				case <-quit:
+				if !send(strings.TrimRight(partial.String(), "\r\n")) {
 					return
 				}
 				partial.Reset()
 				continue
 			}
-			timer := time.NewTimer(10 * time.Millisecond)
-			select {
-			case <-quit:
-				timer.Stop()
+			// EOF for now (or the file was closed by stop): look again
+			// shortly, unless stop says to end.
+			if stopped() {
 				return
-			case <-timer.C:
 			}
+			timer := time.NewTimer(10 * time.Millisecond)
+			<-timer.C
 		}
-	}()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			close(quit)
-			<-done
-			_ = f.Close()
-		})
-	}
-	return path, ch, stop, nil
+	})
+	return path, lines, stop, nil
 }

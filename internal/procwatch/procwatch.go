@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // WaitLine reads r line by line until a line matches re and returns the
@@ -60,4 +61,42 @@ func Kill(pid int) error {
 	}
 	defer p.Release()
 	return p.Kill()
+}
+
+// feedLines runs read in a goroutine; each line it passes to send goes to
+// the returned channel. send and stopped return false and true once stop
+// was called, and read must then return. stop closes f (unblocking a
+// pending read) and waits for the goroutine; it is idempotent.
+func feedLines(f *os.File, read func(send func(string) bool, stopped func() bool)) (<-chan string, func()) {
+	ch := make(chan string, 1024)
+	done, quit := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(ch)
+		send := func(line string) bool {
+			select {
+			case ch <- line:
+				return true
+			case <-quit:
+				return false
+			}
+		}
+		stopped := func() bool {
+			select {
+			case <-quit:
+				return true
+			default:
+				return false
+			}
+		}
+		read(send, stopped)
+	}()
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			close(quit)
+			_ = f.Close()
+			<-done
+		})
+	}
 }

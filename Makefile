@@ -13,6 +13,9 @@ INTEROP     := testplugins/interop
 ADDR        ?= 127.0.0.1:8931
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS     := -X $(MODULE)/host/mcpclient.Version=$(VERSION)
+# Every OS/architecture toolgate supports: make check builds and vets each,
+# so Linux-only code cannot land unnoticed. Test files are vetted too.
+PLATFORMS   := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 # Tests run with the race detector, always. TEST_TIMEOUT bounds one package.
 TEST_TIMEOUT ?= 20m
 TESTFLAGS   ?=
@@ -92,10 +95,19 @@ bench: build ## run the benchmarks (ratios against baselines measured in the sam
 	TOOLGATE_BIN=$(BIN) $(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
 
 .PHONY: check
-check: proto ## gofmt, go vet, the sdk/ import boundary, generated code up to date
+check: proto ## gofmt, go vet, build and vet for every supported OS/arch, the sdk/ import boundary, generated code up to date
 	@unformatted=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go' | grep -v '/internal/pb/')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	@# go vet compiles and type-checks every package and test file for the
+	@# target; linking every main package per target would take minutes, so
+	@# only toolgate itself is linked (into bin/cross/).
+	@for platform in $(PLATFORMS); do \
+		os=$${platform%/*}; arch=$${platform#*/}; \
+		echo "GOOS=$$os GOARCH=$$arch go vet ./... && go build ./host/cmd/toolgate"; \
+		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) vet ./... || { echo "go vet fails for $$platform: put OS-specific code in _$$os.go files (see README, Platforms)"; exit 1; }; \
+		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build -o $(BIN)/cross/$$os-$$arch/ ./host/cmd/toolgate || { echo "toolgate does not build for $$platform"; exit 1; }; \
+	done
 	@leak=$$($(GO) list -deps -test ./sdk/... | grep -E '^$(MODULE)/(host|plugins)(/|$$)' || true); \
 	if [ -n "$$leak" ]; then echo "sdk/ must not import host/ or plugins/, but imports:"; echo "$$leak"; exit 1; fi
 	@changed=$$(git status --porcelain -- sdk/internal/pb); \

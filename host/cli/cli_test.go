@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -280,7 +279,7 @@ server "everything" {
 		port := freePort(t)
 		cmd := exec.Command(argv[0], append(argv[1:], "streamableHttp")...)
 		cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		procwatch.OwnGroup(procwatch.DieWithTest(cmd))
 		// It announces its port on stderr.
 		stderr, err := cmd.StderrPipe()
 		if err != nil {
@@ -290,7 +289,7 @@ server "everything" {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() {
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = procwatch.KillGroup(cmd.Process.Pid)
 			_ = cmd.Wait()
 		})
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,9 @@ type session struct {
 func startOnTTY(t *testing.T, args ...string) *session {
 	t.Helper()
 	master, slave, err := pty.Open()
+	if errors.Is(err, errors.ErrUnsupported) {
+		t.Skipf("SKIPPED ON %s: %v (the terminal tests run on Linux)", runtime.GOOS, err)
+	}
 	if err != nil {
 		t.Fatalf("opening a pty: %v", err)
 	}

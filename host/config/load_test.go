@@ -498,3 +498,16 @@ func BenchmarkRememberToolApproval(b *testing.B) {
 		}
 	}
 }
+
+// A Windows absolute command is kept as written on every OS, so the
+// launcher can say it names a Windows program instead of reporting a
+// strange path under the config's directory.
+func TestWindowsCommandPathIsKeptAsWritten(t *testing.T) {
+	for _, command := range []string{`C:\\tools\\srv.exe`, `D:/srv/run.cmd`, `\\\\host\\share\\srv.exe`} {
+		cfg, _ := mustLoad(t, "server \"s\" {\n  command = \""+command+"\"\n}\n", nil)
+		want := strings.ReplaceAll(command, `\\`, `\`)
+		if got := cfg.Servers[0].Command; got != want {
+			t.Errorf("command %s loaded as %q, want %q", command, got, want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -142,12 +143,21 @@ func (l *loader) stdio(d *decoder, r *rawServer, s *Server) {
 // against the config file's directory, so `command = "bin/mcp-demo"` works
 // whatever the current directory is. A bare name is kept for the PATH
 // lookup at launch.
+//
+// A Windows absolute path (C:\tools\srv.exe, \\server\share\srv.exe) is
+// kept as written on every OS: on Windows it is absolute already, elsewhere
+// the launcher refuses it with an error saying it names a Windows program.
 func resolveCommand(d *decoder, cmd string) string {
 	if !strings.ContainsRune(cmd, '/') && !strings.ContainsRune(cmd, '\\') {
 		return cmd
 	}
+	if windowsAbsPath.MatchString(cmd) {
+		return cmd
+	}
 	return d.resolve(cmd)
 }
+
+var windowsAbsPath = regexp.MustCompile(`^([A-Za-z]:[\\/]|\\\\)`)
 
 // envVars reads env_vars = ["NAME", { name = "NAME", source = "remote" }].
 func (d *decoder) envVars(a *hcl.Attribute) []EnvVar {

@@ -18,6 +18,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/toolgate/toolgate/internal/procwatch"
 )
 
 func openTestAudit(t *testing.T, path string, opts ...AuditOption) *AuditSink {
@@ -254,7 +256,7 @@ func emitThenKill() {
 	for i := range n {
 		a.Emit(helperRecord(i))
 	}
-	syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	_ = procwatch.Kill(os.Getpid())
 	select {}
 }
 

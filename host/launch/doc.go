@@ -5,12 +5,18 @@
 //
 //   - [BuildEnv]: a child's environment. Local children start from an empty
 //     environment plus the allowlist HOME LOGNAME PATH SHELL USER LANG
-//     LC_ALL TERM TMPDIR TZ, the config's env_vars names, then the literal
-//     env entries (which win). Remote launchers get only the explicit
+//     LC_ALL TERM TMPDIR TZ (on Windows: PATH PATHEXT COMSPEC SYSTEMROOT
+//     USERPROFILE APPDATA LOCALAPPDATA PROGRAMDATA TEMP TMP USERNAME and the
+//     rest of windowsBaseEnvNames, case-insensitive), the config's env_vars
+//     names, then the literal env entries (which win). Remote launchers get only the explicit
 //     entries; [RemoteEnvNames] lists what the executor must read itself.
 //   - [Local], the built-in [Launcher]: each child runs in its own process
-//     group, receives SIGKILL when the host dies (Pdeathsig), and is ended
-//     by [Process.Close] so that no descendant survives it.
+//     group (Unix) or Job Object (Windows), dies when the host dies, and is
+//     ended by [Process.Close] so that no descendant survives it.
+//   - Command resolution (command.go): PATH lookup on Unix; on Windows also
+//     PATHEXT (npx finds npx.cmd), drive and UNC paths, and .cmd/.bat shims
+//     run through cmd.exe. The rules are pure functions of the OS facts, so
+//     Linux tests cover every OS's branch.
 //   - [PumpStderr]: a child's stderr, logged line by line under the
 //     server's logger.
 //
@@ -21,31 +27,56 @@
 //
 // # Termination
 //
-// [Process.Close] follows the MCP stdio shutdown order:
+// [Process.Close] follows the MCP stdio shutdown order (shutdownPlan):
 //
 //  1. close the child's stdin;
 //  2. wait up to StdinGrace ([DefaultStdinGrace], 2 s) for the leader to exit;
-//  3. SIGTERM to the whole process group;
+//  3. Unix: SIGTERM to the whole process group;
+//     Windows: terminate the Job Object (no step 4 or 5: Windows has no
+//     signal a console-less child could handle);
 //  4. wait up to TermGrace ([DefaultTermGrace], 2 s);
 //  5. SIGKILL to the whole process group.
 //
 // Whenever the leader exits, on its own or in that sequence, the rest of its
 // group (an npx or uv wrapper's real server, say) gets SIGTERM and, if any
-// member is still alive TermGrace after the first SIGTERM, SIGKILL. The
-// leader stays an unreaped zombie meanwhile, so its pid cannot be reused
-// and a group signal can never reach an unrelated process. Close returns
-// once the leader is reaped; descendants that left the group (setsid) are
-// beyond its reach. [Process.Kill] sends SIGKILL to the group at once.
+// member is still alive TermGrace after the first SIGTERM, SIGKILL (Windows:
+// the job is terminated). On Linux the leader stays an unreaped zombie
+// meanwhile, so its pid cannot be reused and a group signal can never reach
+// an unrelated process; other Unixes reap it first and rely on POSIX never
+// reusing a live group's id. Close returns once the leader is reaped;
+// descendants that left the group (setsid) are beyond its reach.
+// [Process.Kill] ends the group (or job) at once.
+//
+// A server that ignores SIGTERM is SIGKILLed TermGrace later: Close never
+// hangs on it.
 //
 // # Dying with the host
 //
-// Children get Pdeathsig = SIGKILL, which Linux ties to the thread that
-// forked the child rather than to the host process. Local therefore forks
-// from one goroutine locked to its OS thread for as long as any child it
-// started is unreaped; see spawner.go for why that keeps the thread alive.
-// A set-user-ID server binary loses Pdeathsig at exec (a kernel rule);
-// Pdeathsig and process groups make Launch Linux-only, and elsewhere it
-// returns an [ErrStart] error pointing at launcher plugins.
+// Linux: children get Pdeathsig = SIGKILL, which Linux ties to the thread
+// that forked the child rather than to the host process. Local therefore
+// forks from one goroutine locked to its OS thread for as long as any child
+// it started is unreaped; see spawner.go for why that keeps the thread
+// alive. A set-user-ID server binary loses Pdeathsig at exec (a kernel rule).
+//
+// macOS and other Unixes have no parent-death signal. Each server gets a
+// watchdog (watchdog_unix.go): a /bin/sh process in its own process group
+// whose stdin is a pipe from the host. When the server's group is gone the
+// host writes "done" and the watchdog exits; when the host dies (even by
+// SIGKILL) the kernel closes the pipe, the watchdog reads EOF, SIGKILLs the
+// server's process group and exits. Linux tests run the same mechanism
+// (Local.useWatchdog) and SIGKILL a host to check it. A host killed in the
+// microseconds between starting a server and its watchdog leaves the server
+// with only stdin EOF to tell it to exit.
+//
+// Windows: each server is assigned to a Job Object created with
+// JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE. The host holds its only handle;
+// when the host exits for any reason Windows closes it and ends every
+// process in the job, descendants included. The assignment happens right
+// after the process starts (os/exec cannot start it suspended), so a child
+// spawned in that first instant could escape.
+//
+// Elsewhere (neither Unix nor Windows) Launch returns an [ErrStart] error
+// pointing at launcher plugins.
 //
 // # Concurrency
 //

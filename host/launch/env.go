@@ -3,7 +3,6 @@ package launch
 import (
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 
@@ -15,11 +14,22 @@ import (
 // and nothing that could carry a secret.
 const baseEnvNames = "HOME LOGNAME PATH SHELL USER LANG LC_ALL TERM TMPDIR TZ"
 
+// windowsBaseEnvNames replace baseEnvNames on Windows: what programs there
+// need to find themselves (PATH, PATHEXT), the system (SYSTEMROOT, WINDIR,
+// COMSPEC; many fail to start without SYSTEMROOT), the user's profile and
+// folders, and a temp dir. The same set Codex passes.
+const windowsBaseEnvNames = "PATH PATHEXT SHELL COMSPEC SYSTEMROOT WINDIR SYSTEMDRIVE USERNAME USERDOMAIN USERPROFILE " +
+	"HOMEDRIVE HOMEPATH PROGRAMFILES PROGRAMFILES(X86) PROGRAMW6432 PROGRAMDATA LOCALAPPDATA APPDATA TEMP TMP TMPDIR POWERSHELL PWSH"
+
 // BuildEnv returns the complete environment of a stdio server as sorted
 // KEY=VALUE pairs, ready for [Spec.Env].
 //
 // Local mode (remote = false) starts from an empty environment, copies the
-// allowlist HOME LOGNAME PATH SHELL USER LANG LC_ALL TERM TMPDIR TZ and then
+// allowlist HOME LOGNAME PATH SHELL USER LANG LC_ALL TERM TMPDIR TZ (on
+// Windows instead PATH PATHEXT SHELL COMSPEC SYSTEMROOT WINDIR SYSTEMDRIVE
+// USERNAME USERDOMAIN USERPROFILE HOMEDRIVE HOMEPATH PROGRAMFILES
+// PROGRAMFILES(X86) PROGRAMW6432 PROGRAMDATA LOCALAPPDATA APPDATA TEMP TMP
+// TMPDIR POWERSHELL PWSH, names compared case-insensitively) and then
 // the names in vars from the host (each only when set), and finally applies
 // the literal env entries, which win. An entry with source "remote" is an
 // error in local mode: only a launcher that runs elsewhere can read it.
@@ -32,17 +42,37 @@ const baseEnvNames = "HOME LOGNAME PATH SHELL USER LANG LC_ALL TERM TMPDIR TZ"
 // lookup reads the host environment; nil means [os.LookupEnv]. Errors name
 // variables, never values.
 func BuildEnv(lookup func(string) (string, bool), vars []config.EnvVar, env map[string]string, remote bool) ([]string, error) {
-	if lookup == nil {
-		lookup = os.LookupEnv
+	p := hostPlatform()
+	if lookup != nil {
+		p.hostEnv = lookup
 	}
+	return p.buildEnv(vars, env, remote)
+}
+
+func (p platform) buildEnv(vars []config.EnvVar, env map[string]string, remote bool) ([]string, error) {
+	// On Windows names are case-insensitive: key by upper case and keep
+	// the spelling of whoever set the value last (Path stays Path).
 	merged := make(map[string]string)
+	spelled := make(map[string]string)
+	set := func(name, value string) {
+		key := name
+		if p.windows() {
+			key = strings.ToUpper(name)
+		}
+		merged[key] = value
+		spelled[key] = name
+	}
 	copyFromHost := func(name string) {
-		if value, ok := lookup(name); ok {
-			merged[name] = value
+		if value, ok := p.hostEnv(name); ok {
+			set(name, value)
 		}
 	}
 	if !remote {
-		for _, name := range strings.Fields(baseEnvNames) {
+		names := baseEnvNames
+		if p.windows() {
+			names = windowsBaseEnvNames
+		}
+		for _, name := range strings.Fields(names) {
 			copyFromHost(name)
 		}
 	}
@@ -69,11 +99,11 @@ func BuildEnv(lookup func(string) (string, bool), vars []config.EnvVar, env map[
 		if strings.IndexByte(value, 0) >= 0 {
 			return nil, fmt.Errorf("build environment: env entry %q has a value containing a NUL byte, which no process environment can hold; remove it", name)
 		}
-		merged[name] = value
+		set(name, value)
 	}
 	out := make([]string, 0, len(merged))
-	for _, name := range slices.Sorted(maps.Keys(merged)) {
-		out = append(out, name+"="+merged[name])
+	for _, key := range slices.Sorted(maps.Keys(merged)) {
+		out = append(out, spelled[key]+"="+merged[key])
 	}
 	return out, nil
 }

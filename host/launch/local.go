@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -50,6 +48,9 @@ type Local struct {
 	stdinGrace time.Duration
 	termGrace  time.Duration
 	spawner    spawner
+	// useWatchdog makes Linux use the watchdog that other Unixes need
+	// instead of Pdeathsig, so tests on Linux exercise it.
+	useWatchdog bool
 }
 
 var _ Launcher = (*Local)(nil)
@@ -94,80 +95,4 @@ func checkDir(server, dir string) error {
 		return fmt.Errorf("%w %q: working directory %q is not a directory; set cwd to a directory", ErrStart, server, dir)
 	}
 	return nil
-}
-
-// resolveCommand returns the program to execute for command. A name
-// containing a slash is taken as a path (relative to dir, as exec does); a
-// bare name is searched in env's PATH, or in the host's PATH when env has
-// none. Relative PATH entries are skipped: they would resolve against the
-// host's working directory, which is not what the server's author meant.
-// Errors show the PATH searched and never any other variable.
-func resolveCommand(server, command string, env []string, dir string) (string, error) {
-	if command == "" {
-		return "", fmt.Errorf("%w %q: no command given; set command to the program to run", ErrStart, server)
-	}
-	if strings.ContainsRune(command, '/') {
-		path := command
-		if !filepath.IsAbs(path) && dir != "" {
-			path = filepath.Join(dir, path)
-		}
-		info, err := os.Stat(path)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return "", fmt.Errorf("%w %q: command %q does not exist; set command to an existing program", ErrStart, server, path)
-		case err != nil:
-			return "", fmt.Errorf("%w %q: inspect command %q: %w", ErrStart, server, path, err)
-		case info.IsDir() || info.Mode().Perm()&0o111 == 0:
-			return "", notExecutableError(server, command, path)
-		}
-		return command, nil
-	}
-
-	searchPath, ok := envValue(env, "PATH")
-	if !ok {
-		searchPath = os.Getenv("PATH")
-	}
-	var notExecutable string
-	for _, d := range filepath.SplitList(searchPath) {
-		if !filepath.IsAbs(d) {
-			continue
-		}
-		candidate := filepath.Join(d, command)
-		info, err := os.Stat(candidate)
-		if err != nil || info.IsDir() {
-			continue
-		}
-		if info.Mode().Perm()&0o111 == 0 {
-			if notExecutable == "" {
-				notExecutable = candidate
-			}
-			continue
-		}
-		return candidate, nil
-	}
-	if notExecutable != "" {
-		return "", notExecutableError(server, command, notExecutable)
-	}
-	shown := searchPath
-	if shown == "" {
-		shown = "PATH is empty"
-	}
-	return "", fmt.Errorf("%w %q: command %q not found in PATH (%s); set command to an absolute path or add its directory to PATH",
-		ErrStart, server, command, shown)
-}
-
-func notExecutableError(server, command, path string) error {
-	return fmt.Errorf("%w %q: command %q resolves to %s, which is not an executable file; make it executable (chmod +x) or set command to another program",
-		ErrStart, server, command, path)
-}
-
-// envValue returns the value of name in env; the last entry wins, as it
-// does for exec.
-func envValue(env []string, name string) (string, bool) {
-	for i := len(env) - 1; i >= 0; i-- {
-		if value, ok := strings.CutPrefix(env[i], name+"="); ok {
-			return value, true
-		}
-	}
-	return "", false
 }

@@ -323,10 +323,12 @@ func TestKillEndsGroupAtOnce(t *testing.T) {
 	}
 }
 
-func TestChildDiesWithHost(t *testing.T) {
-	t.Parallel()
+// startHelperHost starts the test binary as a host in helper mode and
+// returns it with the first line it prints (the pids it launched).
+func startHelperHost(t *testing.T, mode string) (*exec.Cmd, string) {
+	t.Helper()
 	host := exec.Command(testExecutable(t))
-	host.Env = helperEnv("launch")
+	host.Env = helperEnv(mode)
 	out, err := host.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -338,7 +340,13 @@ func TestChildDiesWithHost(t *testing.T) {
 		_ = host.Process.Kill()
 		_ = host.Wait()
 	})
-	pid, err := strconv.Atoi(readLine(t, bufio.NewReader(out)))
+	return host, readLine(t, bufio.NewReader(out))
+}
+
+func TestChildDiesWithHost(t *testing.T) {
+	t.Parallel()
+	host, line := startHelperHost(t, "launch")
+	pid, err := strconv.Atoi(line)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,6 +359,52 @@ func TestChildDiesWithHost(t *testing.T) {
 	}
 	_ = host.Wait()
 	waitGone(t, child, "child of the SIGKILLed host")
+}
+
+// Where there is no Pdeathsig (macOS), a watchdog ends the server's group
+// when the host is SIGKILLed, and then exits itself.
+func TestWatchdogEndsGroupOfSIGKILLedHost(t *testing.T) {
+	t.Parallel()
+	host, line := startHelperHost(t, "launch-watchdog")
+	fields := strings.Fields(line)
+	if len(fields) != 3 {
+		t.Fatalf("host printed %q, want three pids", fields)
+	}
+	var fds []int
+	for _, f := range fields {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fds = append(fds, openPidfd(t, pid))
+	}
+	for i, fd := range fds {
+		if pidfdExited(t, fd, 0) {
+			t.Fatalf("process %s gone before the host was killed", fields[i])
+		}
+	}
+	if err := host.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = host.Wait()
+	waitGone(t, fds[0], "server of the SIGKILLed host")
+	waitGone(t, fds[1], "descendant in the server's group")
+	waitGone(t, fds[2], "watchdog after its work was done")
+}
+
+// Closing a server normally releases its watchdog, which exits without
+// killing anything.
+func TestWatchdogExitsWhenServerIsClosed(t *testing.T) {
+	t.Parallel()
+	l := newTestLocal(t, LocalOptions{StdinGrace: hangGuard})
+	l.useWatchdog = true
+	p := mustLaunch(t, l, helperSpec(t, "echo"))
+	dog := openPidfd(t, p.(*localProcess).watchdog.cmd.Process.Pid)
+	closeWithGuard(t, p)
+	if err := waitExit(t, p); err != nil {
+		t.Fatalf("server ended with %v, want a clean exit on stdin EOF (not a watchdog kill)", err)
+	}
+	waitGone(t, dog, "watchdog of a closed server")
 }
 
 // Pdeathsig fires when the forking thread exits. A caller whose goroutine is
@@ -577,6 +631,11 @@ func TestLaunchErrors(t *testing.T) {
 			name: "absolute path missing",
 			spec: Spec{Server: "s", Command: filepath.Join(dir, "missing")},
 			want: []string{filepath.Join(dir, "missing"), "does not exist", "set command"},
+		},
+		{
+			name: "Windows path on this OS",
+			spec: Spec{Server: "s", Command: `C:\tools\srv.exe`},
+			want: []string{`command "C:\\tools\\srv.exe" is a Windows path, but this host runs linux`},
 		},
 		{
 			name: "no command",

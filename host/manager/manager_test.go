@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -241,7 +240,7 @@ func TestShutdownLeavesNoProcess(t *testing.T) {
 	for _, pid := range pids {
 		if err := procwatch.WaitGone(ctx, pid); err != nil {
 			t.Errorf("process %d survived shutdown: %v", pid, err)
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			_ = procwatch.Kill(pid)
 		}
 	}
 }

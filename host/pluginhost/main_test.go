@@ -125,9 +125,10 @@ func holdPlugins(path string) int {
 	fmt.Printf("pids %s\n", strings.Join(append(plugins, pids...), " "))
 	// Wait for a signal the test never sends (SIGKILL cannot be caught):
 	// a pending signal.Notify also keeps the runtime from calling the
-	// idle process a deadlock.
+	// idle process a deadlock. SIGALRM exists on every OS Go supports and
+	// nothing here raises it.
 	hold := make(chan os.Signal, 1)
-	signal.Notify(hold, syscall.SIGUSR1)
+	signal.Notify(hold, syscall.SIGALRM)
 	<-hold
 	return 0
 }

@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/hashicorp/go-hclog"
-	"golang.org/x/sys/unix"
 )
 
 // Options configures Run.
@@ -113,12 +113,14 @@ func Run(ctx context.Context, opts Options, reload func()) error {
 	}
 }
 
-// watcher reports changes to configuration files through inotify. It
-// watches the directory, not the file: editors replace files by renaming
-// a new one over them, which a watch on the old inode would miss.
+// watcher reports changes to configuration files through fsnotify
+// (inotify on Linux, kqueue on macOS and BSD, ReadDirectoryChangesW on
+// Windows). It watches the directory, not the file: editors replace files
+// by renaming a new one over them, which a watch on the old file would
+// miss.
 type watcher struct {
-	f    *os.File // the inotify descriptor, non-blocking, closed to stop reads
-	file string   // the watched file's base name; "" = every *.hcl in the directory
+	fs   *fsnotify.Watcher
+	file string // the watched file's base name; "" = every *.hcl in the directory
 }
 
 func newWatcher(path string) (*watcher, error) {
@@ -130,38 +132,47 @@ func newWatcher(path string) (*watcher, error) {
 	if !fi.IsDir() {
 		dir, file = filepath.Dir(path), filepath.Base(path)
 	}
-	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	fw, err := fsnotify.NewWatcher()
 	if err != nil {
-		return nil, fmt.Errorf("inotify: %w", err)
+		return nil, fmt.Errorf("start file watcher: %w", err)
 	}
-	mask := uint32(unix.IN_CLOSE_WRITE | unix.IN_MOVED_TO | unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM)
-	if _, err := unix.InotifyAddWatch(fd, dir, mask); err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("inotify watch of %s: %w", dir, err)
+	if err := fw.Add(dir); err != nil {
+		_ = fw.Close()
+		return nil, fmt.Errorf("watch directory %s: %w", dir, err)
 	}
-	return &watcher{f: os.NewFile(uintptr(fd), "inotify"), file: file}, nil
+	return &watcher{fs: fw, file: file}, nil
 }
 
 func (w *watcher) run(ctx context.Context, changed func(name string), log hclog.Logger) {
-	stop := context.AfterFunc(ctx, func() { w.f.Close() })
-	defer stop()
-	buf := make([]byte, 64*(unix.SizeofInotifyEvent+unix.NAME_MAX+1))
+	defer w.fs.Close()
 	for {
-		n, err := w.f.Read(buf)
-		if err != nil {
-			if !errors.Is(err, os.ErrClosed) && ctx.Err() == nil {
-				log.Error("configuration watch stopped", "error", err)
-			}
+		select {
+		case <-ctx.Done():
 			return
-		}
-		for off := 0; off+unix.SizeofInotifyEvent <= n; {
-			ev := (*unix.InotifyEvent)(unsafePointer(buf[off:]))
-			nameBytes := buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
-			name := strings.TrimRight(string(nameBytes), "\x00")
-			off += unix.SizeofInotifyEvent + int(ev.Len)
-			if w.relevant(name) {
+		case ev, ok := <-w.fs.Events:
+			if !ok {
+				return
+			}
+			// Chmod alone changes no content (and some tools touch
+			// attributes constantly); every other operation may.
+			if ev.Op == fsnotify.Chmod {
+				continue
+			}
+			if name := filepath.Base(ev.Name); w.relevant(name) {
 				changed(name)
 			}
+		case err, ok := <-w.fs.Errors:
+			if !ok {
+				return
+			}
+			// An overflow loses events, never the watch: treat it as a
+			// change so nothing is missed; anything else is logged and
+			// watching goes on.
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				changed("(event queue overflowed)")
+				continue
+			}
+			log.Error("configuration watch error", "error", err)
 		}
 	}
 }

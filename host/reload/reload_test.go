@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -49,9 +48,7 @@ func TestReloadsWhenTheFileIsReplacedOrSignalled(t *testing.T) {
 	}
 	wait("the file was replaced")
 
-	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
+	raiseHangup(t)
 	wait("SIGHUP")
 	cancel()
 	if err := <-done; err != nil {
@@ -84,5 +81,33 @@ func TestWatchingAMissingPathFails(t *testing.T) {
 	err := Run(t.Context(), Options{Path: filepath.Join(t.TempDir(), "nope.hcl"), Watch: true}, func() {})
 	if err == nil {
 		t.Fatal("watching a missing file must fail")
+	}
+}
+
+// Watching a directory: a new *.hcl file written into it reloads.
+func TestReloadsWhenAConfigFileAppearsInTheDirectory(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	reloads := make(chan struct{}, 8)
+	ready := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		done <- Run(ctx, Options{Path: dir, Watch: true, Debounce: 10 * time.Millisecond, Ready: func() { close(ready) }},
+			func() { reloads <- struct{}{} })
+	}()
+	<-ready
+	if err := os.WriteFile(filepath.Join(dir, "servers.hcl"), []byte("# new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	timeout, stop := context.WithTimeout(t.Context(), 10*time.Second)
+	defer stop()
+	select {
+	case <-reloads:
+	case <-timeout.Done():
+		t.Fatal("no reload after a config file was added to the watched directory")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -3,6 +3,12 @@
 // process to be gone without sleeping, waiting for a line of output, and
 // tying a started process's life to the test binary's.
 //
-// It is Linux-only test support (it reads /proc and uses pidfds) and must
-// not be imported by production code.
+// Test support only; production code must not import it.
+//
+// Linux is the reference: /proc, pidfds (WaitGone wakes the moment a
+// process exits) and Pdeathsig (DieWithTest). Elsewhere the same functions
+// use weaker means, each documented where it is declared: on macOS and
+// other Unixes ps(1) and polling, and no parent-death signal; on Windows
+// process handles and the Toolhelp snapshot, no process groups, and a
+// polled file instead of a FIFO.
 package procwatch

@@ -1,5 +1,7 @@
 // Package pty opens pseudo-terminals so tests can run toolgate the way a
 // person at a terminal does (stdin a TTY, prompts answered by typing).
 //
-// Linux only; test support, not for production code.
+// Test support, not for production code. Implemented on Linux (/dev/ptmx);
+// on other systems Open returns an error matching errors.ErrUnsupported
+// and the terminal tests skip there, saying so.
 package pty

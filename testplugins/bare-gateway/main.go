@@ -52,7 +52,7 @@ func run() error {
 
 	cmd := exec.Command(flag.Arg(0), flag.Args()[1:]...)
 	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // dies with us
+	dieWithUs(cmd)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return err

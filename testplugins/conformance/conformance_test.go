@@ -12,11 +12,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolgate/toolgate/internal/procwatch"
 )
 
 // scenarioTimeout bounds one runner invocation: node start-up, the
@@ -224,8 +225,8 @@ func runScenario(t *testing.T, suite, client, scenario string) scenarioRun {
 		LogLevelEnv+"=debug",
 	)
 	// The runner starts a shell, timeout and the client: end them all.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	procwatch.OwnGroup(cmd)
+	cmd.Cancel = func() error { return procwatch.KillGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = 5 * time.Second
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output

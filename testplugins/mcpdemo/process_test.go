@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"golang.org/x/sys/unix"
 
 	"github.com/toolgate/toolgate/internal/procwatch"
 )
@@ -121,49 +120,6 @@ func TestProcessCrashAfter(t *testing.T) {
 	if code := exitCode(t, cmd); code != CrashExitCode {
 		t.Errorf("exit status %d, want %d; stderr:\n%s", code, CrashExitCode, strings.Join(stderr.all(), "\n"))
 	}
-}
-
-func TestProcessSpawnChildSharesTheProcessGroup(t *testing.T) {
-	cmd, stderr := demoCommand(t, "--spawn-child")
-	cmd.SysProcAttr.Setpgid = true
-	cs, err := connectProcess(t, testCtx(t), cmd, legacyVersion)
-	if err != nil {
-		t.Fatal(err)
-	}
-	line := stderr.waitContaining(t, "child pid ")
-	child, err := strconv.Atoi(strings.TrimPrefix(line, "child pid "))
-	if err != nil {
-		t.Fatalf("parse %q: %v", line, err)
-	}
-	pidfd, err := unix.PidfdOpen(child, 0)
-	if err != nil {
-		t.Fatalf("child %d is not running: %v", child, err)
-	}
-	defer unix.Close(pidfd)
-	pgid, err := unix.Getpgid(child)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pgid != cmd.Process.Pid {
-		t.Errorf("child is in group %d, want the server's group %d", pgid, cmd.Process.Pid)
-	}
-
-	// Killing the group must take the grandchild too.
-	if err := unix.Kill(-cmd.Process.Pid, unix.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-	for {
-		n, err := unix.Poll(fds, int(testTimeout/time.Millisecond))
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil || n != 1 {
-			t.Fatalf("child %d did not exit after the group kill: n=%d err=%v", child, n, err)
-		}
-		break
-	}
-	_ = cs.Close()
 }
 
 // startHTTPDemo starts mcp-demo --http on a free port and returns its
@@ -275,29 +231,6 @@ func TestProcessExitImmediately(t *testing.T) {
 	}
 	if got := stderr.all(); len(got) != 1 || got[0] != startupFailureMessage {
 		t.Errorf("stderr = %q", got)
-	}
-}
-
-func TestProcessIgnoreSIGTERM(t *testing.T) {
-	cmd, _ := demoCommand(t, "--ignore-sigterm")
-	cs, err := connectProcess(t, testCtx(t), cmd, legacyVersion)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	// Still serving after SIGTERM.
-	res, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "alive"}})
-	if err != nil || onlyText(t, res) != "alive" {
-		t.Fatalf("echo after SIGTERM = %+v, %v", res, err)
-	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = cs.Close()
-	if status, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || status.Signal() != syscall.SIGKILL {
-		t.Errorf("process ended with %v, want SIGKILL", cmd.ProcessState)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,7 +21,7 @@ import (
 func killPlugin(t testing.TB, b *plugintest.Binary) {
 	t.Helper()
 	pid := b.Client.ReattachConfig().Pid
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	if err := procwatch.Kill(pid); err != nil {
 		t.Fatalf("killing the plugin (pid %d): %v", pid, err)
 	}
 }

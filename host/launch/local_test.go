@@ -4,7 +4,6 @@ package launch
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -23,6 +22,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
+
+	"github.com/toolgate/toolgate/internal/testbin"
 )
 
 // Bounds for waits on real processes: generous, since they only guard
@@ -46,29 +47,11 @@ func helperSpec(t testing.TB, mode string, extra ...string) Spec {
 	return Spec{Server: "helper-" + mode, Command: testExecutable(t), Env: helperEnv(mode, extra...)}
 }
 
-// syncBuffer collects log output written from several goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // newTestLocal returns a Local with short graces whose log is printed if
 // the test fails.
 func newTestLocal(t *testing.T, opts LocalOptions) *Local {
 	t.Helper()
-	var logs syncBuffer
+	var logs testbin.Buffer
 	opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "launch", Output: &logs, Level: hclog.Debug})
 	if opts.StdinGrace == 0 {
 		opts.StdinGrace = shortGrace
@@ -545,7 +528,7 @@ func TestWaitHonoursContext(t *testing.T) {
 func TestStderrIsLoggedLineByLine(t *testing.T) {
 	t.Parallel()
 	p := mustLaunch(t, newTestLocal(t, LocalOptions{}), helperSpec(t, "stderr"))
-	var logs syncBuffer
+	var logs testbin.Buffer
 	pumped := make(chan struct{})
 	go func() {
 		defer close(pumped)

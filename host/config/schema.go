@@ -44,8 +44,9 @@ type rawModel struct {
 }
 
 type rawServe struct {
-	Listen      *hcl.Attribute `hcl:"listen,optional"`
-	TokenEnvVar *hcl.Attribute `hcl:"token_env_var,optional"`
+	Listen         *hcl.Attribute `hcl:"listen,optional"`
+	TokenEnvVar    *hcl.Attribute `hcl:"token_env_var,optional"`
+	MaxResultBytes *hcl.Attribute `hcl:"max_result_bytes,optional"`
 	DeclRange   hcl.Range      // set by the loader
 }
 

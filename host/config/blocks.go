@@ -2,8 +2,8 @@ package config
 
 import (
 	"fmt"
-	"math/big"
 	"math"
+	"math/big"
 	"net"
 	"path"
 	"regexp"

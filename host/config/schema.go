@@ -47,7 +47,7 @@ type rawServe struct {
 	Listen         *hcl.Attribute `hcl:"listen,optional"`
 	TokenEnvVar    *hcl.Attribute `hcl:"token_env_var,optional"`
 	MaxResultBytes *hcl.Attribute `hcl:"max_result_bytes,optional"`
-	DeclRange   hcl.Range      // set by the loader
+	DeclRange      hcl.Range      // set by the loader
 }
 
 // rawOpaque captures a plugin-owned config {} body undecoded; the plugin

@@ -256,14 +256,20 @@ func EventProjection(res *mcp.CallToolResult, err error) json.RawMessage {
 	if hidden == 0 && len(b) <= EventResultMaxBytes {
 		return b
 	}
+	return truncatedProjection(truncateAround(string(b), hidden, EventResultMaxBytes), res.IsError)
+}
+
+// truncatedProjection is the event projection of a result too large to
+// keep whole: text is its middle-truncated JSON.
+func truncatedProjection(text string, isError bool) json.RawMessage {
 	return mustMarshal(struct {
 		Content           []*mcp.TextContent `json:"content"`
 		StructuredContent any                `json:"structuredContent"`
 		Meta              any                `json:"_meta"`
 		IsError           bool               `json:"isError"`
 	}{
-		Content: []*mcp.TextContent{{Text: truncateAround(string(b), hidden, EventResultMaxBytes)}},
-		IsError: res.IsError,
+		Content: []*mcp.TextContent{{Text: text}},
+		IsError: isError,
 	})
 }
 

@@ -20,15 +20,7 @@ func eventProjectionOfAll(t *testing.T, res *mcp.CallToolResult) []byte {
 	if len(b) <= EventResultMaxBytes {
 		return b
 	}
-	return mustMarshal(struct {
-		Content           []*mcp.TextContent `json:"content"`
-		StructuredContent any                `json:"structuredContent"`
-		Meta              any                `json:"_meta"`
-		IsError           bool               `json:"isError"`
-	}{
-		Content: []*mcp.TextContent{{Text: Truncate(string(b), EventResultMaxBytes)}},
-		IsError: res.IsError,
-	})
+	return truncatedProjection(Truncate(string(b), EventResultMaxBytes), res.IsError)
 }
 
 // TestEventProjectionOfLongTexts: leaving the middle of long texts out of

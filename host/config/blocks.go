@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"net"
 	"path"
@@ -123,6 +124,10 @@ func (l *loader) serve(d *decoder, r *rawServe) {
 		if d.envName(r.TokenEnvVar, v) {
 			s.TokenEnvVar = v
 		}
+	}
+	// Below 1 KiB even an error result would not fit.
+	if v, ok := d.int(r.MaxResultBytes, 1024, math.MaxInt32); ok {
+		s.MaxResultBytes = v
 	}
 	if s.TokenEnvVar == "" && !isLoopbackListen(s.Listen) {
 		rng := r.DeclRange

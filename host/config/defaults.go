@@ -51,7 +51,7 @@ func defaultConfig() Config {
 			DeferBytes: DefaultDeferBytes,
 		},
 		Model: Model{OutputBudgetBytes: DefaultOutputBudget},
-		Serve: Serve{Listen: DefaultListen},
+		Serve: Serve{Listen: DefaultListen, MaxResultBytes: DefaultMaxResultBytes},
 	}
 }
 

@@ -250,6 +250,13 @@ server "s" { command = "x" }`,
 			},
 		},
 		{
+			name: "serve max_result_bytes",
+			src: `serve {
+  max_result_bytes = 0
+}`,
+			want: []wantDiag{{summary: "Value out of range", detail: "max_result_bytes must be between 1024 and 2147483647; 0 is not", line: 2}},
+		},
+		{
 			name: "never_defer glob",
 			src: `exposure {
   never_defer = ["mcp__files__*", "mcp__[x"]

@@ -44,9 +44,10 @@ type rawModel struct {
 }
 
 type rawServe struct {
-	Listen      *hcl.Attribute `hcl:"listen,optional"`
-	TokenEnvVar *hcl.Attribute `hcl:"token_env_var,optional"`
-	DeclRange   hcl.Range      // set by the loader
+	Listen         *hcl.Attribute `hcl:"listen,optional"`
+	TokenEnvVar    *hcl.Attribute `hcl:"token_env_var,optional"`
+	MaxResultBytes *hcl.Attribute `hcl:"max_result_bytes,optional"`
+	DeclRange      hcl.Range      // set by the loader
 }
 
 // rawOpaque captures a plugin-owned config {} body undecoded; the plugin

@@ -145,6 +145,10 @@ type Model struct {
 type Serve struct {
 	Listen      string // default 127.0.0.1:8931
 	TokenEnvVar string // env var holding the bearer token for non-loopback binds
+	// MaxResultBytes bounds the JSON of one tool result the gateway
+	// passes upstream; a larger one is answered with a tool error.
+	// Default DefaultMaxResultBytes.
+	MaxResultBytes int
 }
 
 // PluginKind is the kind of an out-of-process plugin.
@@ -241,6 +245,13 @@ const (
 	MaxNameLimit          = 128
 	DefaultOutputBudget   = 12000
 	DefaultListen         = "127.0.0.1:8931"
+	// DefaultMaxResultBytes is serve's max_result_bytes: as large as the
+	// longest message toolgate reads from a stdio server (go-sdk's line
+	// limit), so no result a stdio server can deliver is refused by
+	// default, while one from an HTTP server, which has no such limit,
+	// cannot make the gateway hold more than a few times 16 MiB. No
+	// model's context holds that much text anyway.
+	DefaultMaxResultBytes = 16 << 20
 	// ProtocolAuto is the default protocol_version: see mcpclient.
 	ProtocolAuto = "auto"
 )

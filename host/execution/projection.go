@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -244,24 +245,100 @@ func EventProjection(res *mcp.CallToolResult, err error) json.RawMessage {
 	if wire.Content == nil {
 		wire.Content = []mcp.Content{} // the wire field is required: [] not null
 	}
+	var hidden int
+	wire.Content, hidden = shortenLongTexts(wire.Content)
 	b, merr := marshalCompact(&wire)
 	if merr != nil {
 		return mustMarshal(struct {
 			Error string `json:"error"`
 		}{"serialize tool result: " + merr.Error()})
 	}
-	if len(b) <= EventResultMaxBytes {
+	if hidden == 0 && len(b) <= EventResultMaxBytes {
 		return b
 	}
+	return truncatedProjection(truncateAround(string(b), hidden, EventResultMaxBytes), res.IsError)
+}
+
+// truncatedProjection is the event projection of a result too large to
+// keep whole: text is its middle-truncated JSON.
+func truncatedProjection(text string, isError bool) json.RawMessage {
 	return mustMarshal(struct {
 		Content           []*mcp.TextContent `json:"content"`
 		StructuredContent any                `json:"structuredContent"`
 		Meta              any                `json:"_meta"`
 		IsError           bool               `json:"isError"`
 	}{
-		Content: []*mcp.TextContent{{Text: Truncate(string(b), EventResultMaxBytes)}},
-		IsError: res.IsError,
+		Content: []*mcp.TextContent{{Text: text}},
+		IsError: isError,
 	})
+}
+
+// textKept is how much of each end of a long text block the event
+// projection serializes: more than the half of EventResultMaxBytes that
+// the middle truncation keeps of each end of the JSON, with room for the
+// rune boundaries it looks for.
+const textKept = EventResultMaxBytes/2 + 1024
+
+// shortenLongTexts returns blocks with the middle of every text longer
+// than 3×textKept left out, and how many bytes the JSON of what was left
+// out takes. The projection of a large result keeps only both ends of its
+// JSON, and JSON string escapes are per character, so serializing the
+// ends of each long text and counting the JSON bytes of the middles gives
+// the same projection as serializing everything, without a copy of a
+// large result (or the several that encoding/json makes on the way).
+// blocks itself is returned unchanged when no text is that long.
+func shortenLongTexts(blocks []mcp.Content) ([]mcp.Content, int) {
+	var out []mcp.Content
+	hidden := 0
+	for i, c := range blocks {
+		t, ok := c.(*mcp.TextContent)
+		if !ok || len(t.Text) <= 3*textKept {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(blocks)
+		}
+		head := runeStartAtOrAfter(t.Text, textKept)
+		tail := runeStartAtOrBefore(t.Text, len(t.Text)-textKept)
+		hidden += jsonTextLen(t.Text[head:tail])
+		short := *t
+		short.Text = t.Text[:head] + t.Text[tail:]
+		out[i] = &short
+	}
+	if out == nil {
+		return blocks, 0
+	}
+	return out, hidden
+}
+
+// jsonTextLen is how many bytes s takes inside a JSON string as
+// marshalCompact writes it: encoding/json's escapes, less the HTML ones
+// unescapeHTML undoes. s must not split a character.
+func jsonTextLen(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			switch {
+			case b == '"', b == '\\', b == '\b', b == '\f', b == '\n', b == '\r', b == '\t':
+				n += 2
+			case b < 0x20:
+				n += 6 // \u00XX
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			n += 6 // \ufffd
+		} else {
+			n += size
+		}
+		i += size
+	}
+	return n
 }
 
 // mustMarshal is for values built here from strings and bools, which

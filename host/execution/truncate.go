@@ -25,6 +25,17 @@ func Truncate(s string, budget int) string {
 	if len(s) <= budget {
 		return s
 	}
+	return truncateAround(s, 0, budget)
+}
+
+// truncateAround is Truncate of the string s would be with hidden more
+// bytes inserted somewhere in its middle: it never shows them, only
+// counts them as removed. The hidden bytes must lie more than budget/2 +
+// 4 bytes from both ends, and budget must leave room for the marker.
+func truncateAround(s string, hidden, budget int) string {
+	if len(s)+hidden <= budget {
+		return s
+	}
 	if budget <= 0 {
 		return ""
 	}
@@ -40,7 +51,7 @@ func Truncate(s string, budget int) string {
 		}
 		headEnd := runeStartAtOrBefore(s, keep/2)
 		tailStart := runeStartAtOrAfter(s, len(s)-(keep-keep/2))
-		removed := tailStart - headEnd
+		removed := tailStart + hidden - headEnd
 		if decimalDigits(removed) == digits {
 			return s[:headEnd] + markerPrefix + strconv.Itoa(removed) + markerSuffix + s[tailStart:]
 		}

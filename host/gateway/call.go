@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -11,6 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/host/execution"
 	"github.com/toolgate/toolgate/host/exposure"
 )
 
@@ -146,7 +149,7 @@ func (c *call) run(ctx context.Context, step *exposure.Step, req exposure.CallRe
 			}
 		}()
 		out := step.Call(ctx, req)
-		res = c.s.upstreamResult(out)
+		res = c.s.limitResult(c.tool.name, c.s.upstreamResult(out))
 	}()
 	c.s.mu.Lock()
 	delete(c.s.calls, c)
@@ -178,6 +181,27 @@ func (s *session) upstreamResult(out exposure.CallResult) *mcp.CallToolResult {
 		res = s.renameFound(res)
 	}
 	return res
+}
+
+// limitResult answers a result larger than serve's max_result_bytes with
+// a tool error that says so, before go-sdk encodes it (several copies of
+// its size). The server ran the call; the audit log has its result.
+func (s *session) limitResult(tool string, res *mcp.CallToolResult) *mcp.CallToolResult {
+	limit := s.h.Config().Serve.MaxResultBytes
+	if limit <= 0 {
+		limit = config.DefaultMaxResultBytes
+	}
+	size := execution.ResultSize(res)
+	if size <= limit {
+		return res
+	}
+	s.log.Warn("a tool result is larger than serve's max_result_bytes; the client gets a tool error instead",
+		"tool", tool, "result_bytes", size, "max_result_bytes", limit)
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(
+		"toolgate: the result of %s is %d bytes of JSON, more than the gateway passes on (max_result_bytes = %d). "+
+			"The tool ran; only its result was withheld. Call it for less (a smaller range, page or limit), "+
+			"or raise max_result_bytes in the serve block of the toolgate configuration.",
+		tool, size, limit)}}}
 }
 
 func (c *call) finish(res *mcp.CallToolResult, err error) {

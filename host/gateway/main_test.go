@@ -33,11 +33,12 @@ type fixture struct {
 	calls   string // mcp-demo's call log
 	h       *host.Host
 	gw      *gateway.Gateway
+	noAudit bool // the config has no audit_log
 }
 
 // demoServer is a server block running mcp-demo with a call log; body is
 // extra HCL for the block.
-func demoServer(t *testing.T, name, calls, body string, args ...string) string {
+func demoServer(t testing.TB, name, calls, body string, args ...string) string {
 	t.Helper()
 	a, _ := json.Marshal(append([]string{"--name", name, "--call-log", calls}, args...))
 	return fmt.Sprintf("server %q {\n  command = %q\n  args = %s\n  %s\n}\n", name, testbin.Path(t, "mcp-demo"), a, body)
@@ -46,7 +47,7 @@ func demoServer(t *testing.T, name, calls, body string, args ...string) string {
 // newFixture writes a config (top is HCL before the server blocks) and
 // attaches a gateway to a started host for it. With servers empty, one
 // mcp-demo server "demo" is configured.
-func newFixture(t *testing.T, top string, servers ...string) *fixture {
+func newFixture(t testing.TB, top string, servers ...string) *fixture {
 	t.Helper()
 	return newFixtureWith(t, fixtureOptions{}, top, servers...)
 }
@@ -55,10 +56,13 @@ func newFixture(t *testing.T, top string, servers ...string) *fixture {
 type fixtureOptions struct {
 	gateway gateway.Options // a nil Logger is the test log
 	restart manager.RestartPolicy
+	// noAuditLog leaves audit_log out of the config, so results are
+	// not serialized for events.
+	noAuditLog bool
 }
 
 // newFixtureWith is newFixture with options.
-func newFixtureWith(t *testing.T, opts fixtureOptions, top string, servers ...string) *fixture {
+func newFixtureWith(t testing.TB, opts fixtureOptions, top string, servers ...string) *fixture {
 	t.Helper()
 	f, err := startFixture(t, opts, top, servers...)
 	if err != nil {
@@ -68,10 +72,10 @@ func newFixtureWith(t *testing.T, opts fixtureOptions, top string, servers ...st
 }
 
 // startFixture is newFixtureWith that returns Attach's error.
-func startFixture(t *testing.T, opts fixtureOptions, top string, servers ...string) (*fixture, error) {
+func startFixture(t testing.TB, opts fixtureOptions, top string, servers ...string) (*fixture, error) {
 	t.Helper()
 	dir := t.TempDir()
-	f := &fixture{dir: dir, calls: filepath.Join(dir, "calls.jsonl"), cfgPath: filepath.Join(dir, "toolgate.hcl")}
+	f := &fixture{dir: dir, calls: filepath.Join(dir, "calls.jsonl"), cfgPath: filepath.Join(dir, "toolgate.hcl"), noAudit: opts.noAuditLog}
 	if len(servers) == 0 {
 		servers = []string{demoServer(t, "demo", f.calls, "")}
 	}
@@ -107,9 +111,12 @@ func startFixture(t *testing.T, opts fixtureOptions, top string, servers ...stri
 
 // configure writes the fixture's config file (top is HCL before the
 // server blocks) and loads it.
-func (f *fixture) configure(t *testing.T, top string, servers ...string) *config.Config {
+func (f *fixture) configure(t testing.TB, top string, servers ...string) *config.Config {
 	t.Helper()
-	src := "audit_log = \"audit.jsonl\"\n" + top + "\n" + strings.Join(servers, "\n")
+	src := top + "\n" + strings.Join(servers, "\n")
+	if !f.noAudit {
+		src = "audit_log = \"audit.jsonl\"\n" + src
+	}
 	if err := os.WriteFile(f.cfgPath, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +128,7 @@ func (f *fixture) configure(t *testing.T, top string, servers ...string) *config
 }
 
 // testWriter sends logs to the test log, so failures show them.
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Helper()
@@ -130,7 +137,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 }
 
 // httpServer serves the gateway on a loopback test listener.
-func (f *fixture) httpServer(t *testing.T, serve config.Serve, lookup func(string) (string, bool)) *httptest.Server {
+func (f *fixture) httpServer(t testing.TB, serve config.Serve, lookup func(string) (string, bool)) *httptest.Server {
 	t.Helper()
 	e, err := gateway.NewEndpoint(serve, "127.0.0.1:0", lookup)
 	if err != nil {
@@ -150,7 +157,7 @@ func (f *fixture) connectHTTP(t *testing.T, opts *mcp.ClientOptions) *mcp.Client
 }
 
 // connectTo connects a go-sdk client to srv over Streamable HTTP.
-func (f *fixture) connectTo(t *testing.T, srv *httptest.Server, opts *mcp.ClientOptions) *mcp.ClientSession {
+func (f *fixture) connectTo(t testing.TB, srv *httptest.Server, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)

@@ -121,6 +121,15 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				return nil, err
 			}
 		}
+		// A line longer than the read buffer is a slice of its own
+		// (readLongLine), which a response's result may keep.
+		if len(line) > c.r.Size() && line[0] == '{' {
+			if resp := decodeOwnedResponse(line); resp != nil {
+				c.router.route(resp)
+				c.cleanToolList(resp)
+				return resp, nil
+			}
+		}
 		msg, err := jsonrpc.DecodeMessage(line)
 		if err != nil {
 			if isStrayResponse(line) {
@@ -191,7 +200,8 @@ func whatIsWrong(data []byte) string {
 }
 
 // readLine returns one line with its newline, valid until the next call.
-// A line longer than the reader's buffer is assembled in a new slice.
+// A line longer than the reader's buffer is returned in a slice of its
+// own, which the caller may keep.
 func (c *stdioConn) readLine() ([]byte, error) {
 	line, err := c.r.ReadSlice('\n')
 	if err == nil {
@@ -203,25 +213,50 @@ func (c *stdioConn) readLine() ([]byte, error) {
 		}
 		return nil, err
 	}
-	long := append([]byte(nil), line...)
+	return c.readLongLine(line)
+}
+
+// readLongLine finishes a line that filled the reader's buffer (first).
+// The pieces are kept as read and joined once at the end, into a slice
+// of the exact size: appending to one slice would copy a 10 MiB message
+// about eight times over while doubling, and leave up to twice its size
+// allocated.
+func (c *stdioConn) readLongLine(first []byte) ([]byte, error) {
+	pieces := [][]byte{bytes.Clone(first)}
+	size := len(first)
 	for {
-		line, err = c.r.ReadSlice('\n')
-		long = append(long, line...)
+		line, err := c.r.ReadSlice('\n')
+		if len(line) > 0 {
+			pieces = append(pieces, bytes.Clone(line))
+			size += len(line)
+		}
 		// The limit is on the message; its newline (and a CR) are not.
-		if len(bytes.TrimRight(long, "\r\n")) > maxStdioMessage {
+		if size-trailingNewline(pieces) > maxStdioMessage {
 			return nil, fmt.Errorf("reading from the server: a message exceeds %d bytes", maxStdioMessage)
 		}
 		switch {
-		case err == nil:
-			return long, nil
+		case err == nil, errors.Is(err, io.EOF):
+			return bytes.Join(pieces, nil), nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
-		case errors.Is(err, io.EOF) && len(long) > 0:
-			return long, nil
 		default:
 			return nil, err
 		}
 	}
+}
+
+// trailingNewline is how many bytes of "\r\n" end the joined pieces.
+func trailingNewline(pieces [][]byte) int {
+	n := 0
+	for i := len(pieces) - 1; i >= 0; i-- {
+		p := pieces[i]
+		trimmed := bytes.TrimRight(p, "\r\n")
+		n += len(p) - len(trimmed)
+		if len(trimmed) > 0 {
+			break
+		}
+	}
+	return n
 }
 
 // previewRunes bounds the part of a bad line an error quotes.

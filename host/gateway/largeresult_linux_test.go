@@ -1,0 +1,65 @@
+package gateway_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/testbin"
+)
+
+// BenchmarkLargeResultRSS is BenchmarkLargeResult against the real
+// `toolgate serve --http` process, as a user runs it: each iteration
+// starts a fresh gateway, passes one 10 MiB result and reports how much
+// its peak RSS (VmHWM, which only grows) rose during the call, as a
+// multiple of the result's size (median and highest). Linux only: it
+// reads /proc.
+func BenchmarkLargeResultRSS(b *testing.B) {
+	demo := testbin.Path(b, "mcp-demo")
+	cfg := filepath.Join(b.TempDir(), "toolgate.hcl")
+	src := fmt.Sprintf("server \"demo\" {\n  command = %q\n  default_tools_approval_mode = \"approve\"\n}\n", demo)
+	if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	var growth []float64
+	for b.Loop() {
+		gw := startTarget(b, "gateway", "mcp__demo__big", []string{testbin.Path(b, "toolgate"), "serve", "--http", "127.0.0.1:0", "--config", cfg})
+		c := newRawClient(b, gw.url)
+		before := peakRSS(b, gw.pid)
+		c.call(b, gw.tool, fmt.Sprintf(`{"bytes":%d}`, largeResult))
+		growth = append(growth, float64(peakRSS(b, gw.pid)-before)/largeResult)
+		// Stop it now rather than at the end, so that gateways holding
+		// a large heap do not pile up; the cleanup reaps it.
+		if p, err := os.FindProcess(gw.pid); err == nil {
+			_ = p.Signal(os.Interrupt)
+		}
+	}
+	slices.Sort(growth)
+	b.ReportMetric(growth[len(growth)/2], "rss-growth-ratio-p50")
+	b.ReportMetric(growth[len(growth)-1], "rss-growth-ratio-max")
+	b.ReportMetric(0, "ns/op")
+}
+
+// peakRSS is the process's VmHWM in bytes.
+func peakRSS(tb testing.TB, pid int) int64 {
+	tb.Helper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for line := range bytes.Lines(status) {
+		if v, ok := bytes.CutPrefix(line, []byte("VmHWM:")); ok {
+			kb, err := strconv.ParseInt(string(bytes.TrimSuffix(bytes.TrimSpace(v), []byte(" kB"))), 10, 64)
+			if err != nil {
+				tb.Fatalf("VmHWM %q: %v", v, err)
+			}
+			return kb << 10
+		}
+	}
+	tb.Fatalf("no VmHWM in /proc/%d/status", pid)
+	return 0
+}

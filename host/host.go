@@ -219,7 +219,9 @@ func (h *Host) NewStep(sessionID string) *exposure.Step {
 // Apply puts a new configuration in force without a restart: servers
 // whose connection settings did not change keep running (see
 // manager.Manager.Apply); approval, execution and exposure settings apply
-// to new steps; what the user allowed this session is kept. The audit log
+// to new steps; what the user allowed for a session is kept, while
+// persistent approvals come from cfg alone (one deleted from the file is
+// revoked, see approval.Procedure.Reconfigured). The audit log
 // path is fixed for the life of the host.
 func (h *Host) Apply(cfg *config.Config) manager.ApplyResult {
 	h.mu.Lock()

@@ -425,6 +425,46 @@ func TestAllowAlwaysIsWrittenToTheConfig(t *testing.T) {
 	}
 }
 
+// TestDeletingAllowAlwaysAndReloadingRevokesIt: the operator removes the
+// approval_mode = "approve" that "Allow and don't ask me again" wrote and
+// reloads; the next call, even in the session that granted it, asks again.
+func TestDeletingAllowAlwaysAndReloadingRevokesIt(t *testing.T) {
+	asker := &scripted{answers: []approval.Choice{approval.ChoiceAllowAlways, approval.ChoiceDecline}}
+	f := newHost(t, asker, "")
+	call := func(step *exposure.Step) exposure.CallResult {
+		return step.Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow_write", Arguments: []byte(`{"ms":1}`)})
+	}
+	granted := f.h.NewStep("granting-session")
+	if res := call(granted); res.Status != events.CallCompleted {
+		t.Fatal(res.Output().Text)
+	}
+	src, err := os.ReadFile(f.cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := regexp.MustCompile(`(?s)\n\s*tool "slow_write" \{[^}]*approval_mode = "approve"[^}]*\}`)
+	if !block.Match(src) {
+		t.Fatalf("config after always has no approve block:\n%s", src)
+	}
+	if err := os.WriteFile(f.cfgPath, block.ReplaceAll(src, nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := config.Load(f.cfgPath, config.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	f.h.Apply(cfg)
+
+	if res := call(f.h.NewStep("granting-session")); res.Status != events.CallDenied {
+		t.Fatalf("after revocation: %s %s, want asked again and declined", res.Status, res.Output().Text)
+	}
+	asker.mu.Lock()
+	defer asker.mu.Unlock()
+	if len(asker.asked) != 2 {
+		t.Errorf("asked %d times, want 2: the revoked approval must ask again", len(asker.asked))
+	}
+}
+
 func TestToolTimeoutReturnsItsText(t *testing.T) {
 	f := newHost(t, nil, "tool_timeout_sec = 0.2")
 	res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow", Arguments: []byte(`{"ms":30000}`)})

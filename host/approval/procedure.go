@@ -73,8 +73,11 @@ type Procedure struct {
 	persistMu *sync.Mutex
 
 	// memory is shared with reconfigured copies: a config reload must not
-	// forget what the user allowed.
+	// forget what the user allowed for a session.
 	memory *memory
+	// persisted is not shared: approvals written to the config file are
+	// read back from it on a reload, and one deleted from it is revoked.
+	persisted *persisted
 }
 
 // New returns a Procedure. It does not start anything.
@@ -96,13 +99,18 @@ func New(opts Options) *Procedure {
 		log:       log.Named("approval"),
 		persistMu: &sync.Mutex{},
 		memory:    &memory{},
+		persisted: &persisted{},
 	}
 }
 
 // Reconfigured returns a Procedure with new options that shares p's
-// memory of remembered approvals, for a configuration reload: the new
+// memory of "Allow for this session", for a configuration reload: the new
 // policy, hooks and reviewer apply to new calls, and nothing the user
-// allowed is forgotten. p keeps working for calls already in flight.
+// allowed for a session is forgotten. Persistent approvals ("Allow and
+// don't ask me again") come from the new configuration only: the file
+// they were written to is their record, so one the operator deleted
+// before the reload is revoked at once. p keeps working for calls
+// already in flight.
 func (p *Procedure) Reconfigured(opts Options) *Procedure {
 	n := New(opts)
 	n.memory, n.persistMu = p.memory, p.persistMu
@@ -143,12 +151,12 @@ func (p *Procedure) Decide(ctx context.Context, r Request) Decision {
 			fmt.Sprintf("mode %s does not require approval for this tool's annotations", r.Mode), "")
 	}
 	if r.Mode == config.ModeAuto {
-		if ok, always := p.memory.remembered(r.SessionID, r.Server, r.Tool); ok {
-			why := "allowed earlier in this session"
-			if always {
-				why = "allowed earlier with \"Allow and don't ask me again\""
-			}
-			return p.decided(r, Decision{Approved: true, Step: StepSession, By: byHost}, why, "")
+		if p.persisted.has(r.Server, r.Tool) {
+			return p.decided(r, Decision{Approved: true, Step: StepSession, By: byHost},
+				"allowed earlier with \"Allow and don't ask me again\"", "")
+		}
+		if p.memory.remembered(r.SessionID, r.Server, r.Tool) {
+			return p.decided(r, Decision{Approved: true, Step: StepSession, By: byHost}, "allowed earlier in this session", "")
 		}
 	}
 	if d, decided := p.runHooks(ctx, r); decided {
@@ -162,7 +170,7 @@ func (p *Procedure) Decide(ctx context.Context, r Request) Decision {
 
 // ForgetSession drops what was remembered for one session ("Allow for
 // this session"). Front ends call it when a session ends so the memory
-// does not grow without bound. Process-wide approvals stay.
+// does not grow without bound. Persistent approvals are not affected.
 func (p *Procedure) ForgetSession(sessionID string) {
 	p.memory.forgetSession(sessionID)
 }
@@ -314,11 +322,14 @@ func (p *Procedure) askUser(ctx context.Context, r Request) Decision {
 }
 
 // rememberAlways persists "Allow and don't ask me again" and remembers it
-// process-wide. When it cannot be saved, the user still gets what they
-// can: no more questions in this session.
+// until the next reload reads it back from the file. When it cannot be
+// saved, the user still gets what they can: no more questions in this
+// session. A saved approval is deliberately not also remembered for the
+// session, so that deleting it from the file and reloading revokes it
+// for this session too.
 func (p *Procedure) rememberAlways(r Request) error {
-	p.memory.rememberSession(r.SessionID, r.Server, r.Tool)
 	if p.persist == nil {
+		p.memory.rememberSession(r.SessionID, r.Server, r.Tool)
 		p.log.Info("no config writer; remembering the approval for this session only", "server", r.Server, "tool", r.Tool)
 		return errors.New("no config file to write to")
 	}
@@ -328,9 +339,10 @@ func (p *Procedure) rememberAlways(r Request) error {
 	if err != nil {
 		p.log.Warn("could not save \"Allow and don't ask me again\"; remembering it for this session only",
 			"server", r.Server, "tool", r.Tool, "error", err)
+		p.memory.rememberSession(r.SessionID, r.Server, r.Tool)
 		return err
 	}
-	p.memory.rememberAlways(r.Server, r.Tool)
+	p.persisted.add(r.Server, r.Tool)
 	return nil
 }
 

@@ -608,6 +608,47 @@ func TestAllowAlwaysPersists(t *testing.T) {
 	}
 }
 
+// TestReloadRevokesDeletedAllowAlways pins revocation: once the config
+// is reloaded, the file is the only record of "Allow and don't ask me
+// again", so an approval the operator deleted asks again at once, in
+// every session, including the one that granted it. Session approvals
+// survive the reload.
+func TestReloadRevokesDeletedAllowAlways(t *testing.T) {
+	ask := &askCounter{answers: []Choice{ChoiceAllowSession, ChoiceAllowAlways}}
+	opts := Options{Approval: onRequest, Server: servers(""), Asker: ask.asker(),
+		Persist: func(string, string) error { return nil }}
+	p := New(opts)
+	if d := p.Decide(t.Context(), request("s-session", "write_file")); !d.Approved {
+		t.Fatalf("Allow for this session = %+v", d)
+	}
+	if d := p.Decide(t.Context(), request("s1", "write_file")); !d.Approved || d.Step != StepUser {
+		t.Fatalf("Allow always = %+v", d)
+	}
+	if d := p.Decide(t.Context(), request("s2", "write_file")); !d.Approved || d.Step != StepSession {
+		t.Fatalf("before the reload = %+v, want remembered", d)
+	}
+
+	// The reloaded file does not say approve for write_file (servers("")).
+	p = p.Reconfigured(opts)
+	for _, session := range []string{"s1", "s2"} {
+		if d := p.Decide(t.Context(), request(session, "write_file")); d.Approved {
+			t.Errorf("session %s after the approval was deleted and reloaded = %+v, want asked again (and declined)", session, d)
+		}
+	}
+	if n := ask.count(); n != 4 {
+		t.Errorf("asked %d times, want 4 (twice before the reload, once per session after)", n)
+	}
+	if d := p.Decide(t.Context(), request("s-session", "write_file")); !d.Approved || d.Step != StepSession {
+		t.Errorf("Allow for this session after a reload = %+v, want still remembered", d)
+	}
+
+	// A reload whose file keeps the approval approves through the mode.
+	p = p.Reconfigured(Options{Approval: onRequest, Server: servers(config.ModeApprove)})
+	if d := p.Decide(t.Context(), request("s3", "write_file")); !d.Approved || d.Step != StepMode {
+		t.Errorf("reloaded with approve in the file = %+v, want approved by the mode", d)
+	}
+}
+
 func TestAllowAlwaysPersistFailure(t *testing.T) {
 	for _, tt := range []struct {
 		name    string

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/big"
 	"net"
-	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/toolgate/toolgate/internal/glob"
 )
 
 func (l *loader) approval(d *decoder, r *rawApproval) {
@@ -298,11 +299,12 @@ func (d *decoder) hookMatch(m *rawMatch) (HookMatch, bool) {
 	return hm, ok
 }
 
-// glob checks a pattern for path.Match syntax errors, which would
-// otherwise surface only when the first tool is matched.
+// glob checks a pattern against internal/glob, the one syntax every
+// matcher uses, so a bad one is an error at load (with its file and line)
+// and never surfaces when the first tool is matched.
 func (d *decoder) glob(a *hcl.Attribute, pattern string) bool {
-	if _, err := path.Match(pattern, ""); err != nil {
-		d.errorf(a.Range, "Invalid glob", "%s is not a valid glob (*, ?, [...]): %v.", a.Name, err)
+	if _, err := glob.Compile(pattern); err != nil {
+		d.errorf(a.Range, "Invalid glob", "%s = %q is not a valid glob: %v. Syntax: %s.", a.Name, pattern, err, glob.Syntax)
 		return false
 	}
 	return true

@@ -254,7 +254,19 @@ server "s" { command = "x" }`,
 			src: `exposure {
   never_defer = ["mcp__files__*", "mcp__[x"]
 }`,
-			want: []wantDiag{{summary: "Invalid glob", detail: "never_defer is not a valid glob", line: 2}},
+			want: []wantDiag{{summary: "Invalid glob", detail: `never_defer = "mcp__[x" is not a valid glob: "[" has no closing "]"`, line: 2}},
+		},
+		{
+			name: "tool filter globs",
+			src: `server "s" {
+  command        = "x"
+  enabled_tools  = ["read_*", "read_[/]"]
+  disabled_tools = ["a***"]
+}`,
+			want: []wantDiag{
+				{summary: "Invalid glob", detail: `matches "/", which separates segments`, line: 3},
+				{summary: "Invalid glob", detail: `3 stars in a row`, line: 4},
+			},
 		},
 		{
 			name: "server enums",

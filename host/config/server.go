@@ -60,9 +60,11 @@ func (l *loader) server(d *decoder, r *rawServer) {
 	}
 	if v, ok := d.stringList(r.EnabledTools); ok {
 		s.EnabledTools = v // non-nil even when empty: [] means "no tool"
+		d.globs(r.EnabledTools, v)
 	}
 	if v, ok := d.stringList(r.DisabledTools); ok {
 		s.DisabledTools = v
+		d.globs(r.DisabledTools, v)
 	}
 	if v, ok := d.enum(r.ProtocolVersion, "protocol version", append([]string{ProtocolAuto}, protocolVersions...)); ok {
 		s.ProtocolVersion = v

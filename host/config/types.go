@@ -131,7 +131,7 @@ type Exposure struct {
 	// more than DeferBytes bytes of specs.
 	DeferCount int
 	DeferBytes int
-	NeverDefer []string // model names or globs pinned to the direct list
+	NeverDefer []string // model-name globs (internal/glob) pinned to the direct list
 }
 
 // Model describes what the consuming model can take.
@@ -190,8 +190,8 @@ type Plugin struct {
 
 // HookMatch selects tools for a hook. All set fields must match.
 type HookMatch struct {
-	Server string // glob over the server name
-	Tool   string // glob over the raw tool name
+	Server string // glob (internal/glob) over the server name
+	Tool   string // glob (internal/glob) over the raw tool name
 	Regex  string // regular expression over the flat model name
 }
 
@@ -268,10 +268,10 @@ type Server struct {
 	Required        bool
 	StartupTimeout  time.Duration
 	ToolTimeout     time.Duration
-	EnabledTools    []string // nil = unset (all allowed); empty = nothing allowed
-	DisabledTools   []string
-	ProtocolVersion string // ProtocolAuto or an explicit MCP version
-	Environment     string // default "local"
+	EnabledTools    []string // raw-name globs (internal/glob); nil = unset (all allowed); empty = nothing allowed
+	DisabledTools   []string // raw-name globs (internal/glob)
+	ProtocolVersion string   // ProtocolAuto or an explicit MCP version
+	Environment     string   // default "local"
 
 	DefaultToolsApprovalMode ApprovalMode // "" = unset (auto)
 	Tools                    map[string]ToolConfig

@@ -371,6 +371,66 @@ plugin "pre-only" {
 	}
 }
 
+// TestHookMatchUsesTheSharedGlobs: match {} uses internal/glob, so "*"
+// stays within a "/"-separated segment and "**" crosses it, as in every
+// other matcher of the product.
+func TestHookMatchUsesTheSharedGlobs(t *testing.T) {
+	t.Parallel()
+	cfg := loadConfig(t, fmt.Sprintf(`
+plugin "one-segment" {
+  kind   = "hook"
+  path   = %q
+  events = ["PermissionRequest"]
+  match { tool = "admin/*" }
+}
+plugin "any-depth" {
+  kind   = "hook"
+  path   = %q
+  events = ["PermissionRequest"]
+  match { tool = "admin/**" }
+}
+`, bin("hook-deny"), bin("hook-deny")))
+	h, _ := newHost(t, cfg, pluginhost.Options{})
+	for _, tt := range []struct {
+		hook, tool string
+		want       approval.HookDecision
+	}{
+		{"one-segment", "admin/reset", approval.HookDeny},
+		{"one-segment", "admin/users/reset", approval.HookNone},
+		{"any-depth", "admin/users/reset", approval.HookDeny},
+	} {
+		r := request
+		r.Tool = tt.tool
+		v, err := hookNamed(t, h, tt.hook).PermissionRequest(t.Context(), r)
+		if err != nil || v.Decision != tt.want {
+			t.Errorf("%s on %s: %+v, %v; want %s", tt.hook, tt.tool, v, err, tt.want)
+		}
+	}
+}
+
+// TestHookWithABadMatchFails: config.Load rejects a bad glob; a block that
+// bypassed it fails every call (on_error applies) instead of silently
+// matching nothing, and the plugin is never started for it.
+func TestHookWithABadMatchFails(t *testing.T) {
+	t.Parallel()
+	cfg := loadConfig(t, fmt.Sprintf(`
+plugin "bad" {
+  kind = "hook"
+  path = %q
+  match { tool = "write_*" }
+}
+`, bin("hook-allow")))
+	cfg.Plugins[0].Match[0].Tool = "write_["
+	h, rec := newHost(t, cfg, pluginhost.Options{})
+	v, err := hookNamed(t, h, "bad").PermissionRequest(t.Context(), request)
+	if err == nil || !strings.Contains(err.Error(), `"[" has no closing "]"`) {
+		t.Errorf("PermissionRequest = %+v, %v; want an error naming the bad pattern", v, err)
+	}
+	if got := rec.statuses("bad"); len(got) != 0 {
+		t.Errorf("the plugin was started: %v", got)
+	}
+}
+
 // TestConcurrentFirstUsersShareOneStart: many calls arriving before the
 // plugin runs wait on one start, and all get its answer.
 func TestConcurrentFirstUsersShareOneStart(t *testing.T) {

@@ -431,6 +431,47 @@ plugin "bad" {
 	}
 }
 
+// TestHookBlockListingAnUnhandledEventIsRefused: a block whose events list
+// names an event the plugin does not declare in its Info is refused when
+// the plugin starts, naming the event and the fix; it never answers "no
+// decision" silently. A block listing only handled events works.
+func TestHookBlockListingAnUnhandledEventIsRefused(t *testing.T) {
+	t.Parallel()
+	cfg := loadConfig(t, fmt.Sprintf(`
+plugin "wrong-events" {
+  kind     = "hook"
+  path     = %q
+  env_vars = ["TOOLGATE_TEST_DENY_EVENTS"]
+  events   = ["PreToolUse", "PermissionRequest"]
+}
+plugin "right-events" {
+  kind     = "hook"
+  path     = %q
+  env_vars = ["TOOLGATE_TEST_DENY_EVENTS"]
+  events   = ["PreToolUse"]
+}
+`, bin("hook-deny"), bin("hook-deny")))
+	h, rec := newHost(t, cfg, pluginhost.Options{LookupEnv: func(k string) (string, bool) {
+		if k == "TOOLGATE_TEST_DENY_EVENTS" {
+			return "pre_tool_use", true // hook-deny then declares only PreToolUse
+		}
+		return os.LookupEnv(k)
+	}})
+	v, err := hookNamed(t, h, "wrong-events").PermissionRequest(t.Context(), request)
+	if !errors.Is(err, pluginhost.ErrIncompatible) ||
+		!strings.Contains(err.Error(), "does not handle PermissionRequest, which events in its block") ||
+		!strings.Contains(err.Error(), "it handles PreToolUse") {
+		t.Errorf("PermissionRequest = %+v, %v; want the block refused naming the unhandled event", v, err)
+	}
+	if got := rec.statuses("wrong-events"); !cmp.Equal(got, []string{events.PluginFailed}) {
+		t.Errorf("events = %v, want one failed", got)
+	}
+	pre, err := hookNamed(t, h, "right-events").PreToolUse(t.Context(), request)
+	if err != nil || pre.Action != approval.PreBlock {
+		t.Errorf("a block listing only handled events: PreToolUse = %+v, %v; want blocked", pre, err)
+	}
+}
+
 // TestConcurrentFirstUsersShareOneStart: many calls arriving before the
 // plugin runs wait on one start, and all get its answer.
 func TestConcurrentFirstUsersShareOneStart(t *testing.T) {

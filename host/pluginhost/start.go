@@ -109,6 +109,11 @@ func (in *instance) start(p *process, block config.Plugin, env *config.Environme
 	if p.api, err = negotiateAPI(in.name, block, info); err != nil {
 		return err
 	}
+	if in.kind == sdk.KindHook {
+		if err := checkHookEvents(in.name, block, info); err != nil {
+			return err
+		}
+	}
 
 	body, fallback := block.Config, block.DeclRange
 	if env != nil && env.Config != nil {
@@ -290,6 +295,43 @@ func negotiateAPI(name string, block config.Plugin, info sdk.Info) (string, erro
 	}
 	slices.SortFunc(common, compareVersions)
 	return common[len(common)-1], nil
+}
+
+// hookEventCapabilities maps the events a block lists (config spelling)
+// to the capability a hook plugin declares in its Info for each.
+var hookEventCapabilities = map[string]hook.Event{
+	EventPreToolUse:        hook.EventPreToolUse,
+	EventPermissionRequest: hook.EventPermissionRequest,
+	EventPostToolUse:       hook.EventPostToolUse,
+}
+
+// checkHookEvents refuses a hook block whose events list names an event
+// the plugin does not handle: the SDK client would answer "no opinion"
+// for it without asking the plugin, so the user's hook would silently
+// never run for that event.
+func checkHookEvents(name string, block config.Plugin, info sdk.Info) error {
+	var missing []string
+	for _, ev := range block.Events {
+		if c, ok := hookEventCapabilities[ev]; !ok || !info.Has(string(c)) {
+			missing = append(missing, ev)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	var handled []string
+	for _, ev := range []string{EventPreToolUse, EventPermissionRequest, EventPostToolUse} {
+		if info.Has(string(hookEventCapabilities[ev])) {
+			handled = append(handled, ev)
+		}
+	}
+	handles := "no event"
+	if len(handled) > 0 {
+		handles = strings.Join(handled, ", ")
+	}
+	return fmt.Errorf("%w: plugin %q (%s) does not handle %s, which events in its block (%s) lists; it handles %s. "+
+		"Remove %s from events, or use a plugin that handles it",
+		ErrIncompatible, name, block.Path, strings.Join(missing, ", "), where(block.DeclRange), handles, strings.Join(missing, ", "))
 }
 
 // compareVersions orders numeric versions numerically, others as text.

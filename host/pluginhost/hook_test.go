@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolgate/toolgate/host/approval"
 	"github.com/toolgate/toolgate/host/config"
@@ -296,6 +298,68 @@ plugin "pinned" {
 	}
 	if got := h.Status()[0].Checksum; got != pluginhost.ChecksumVerified {
 		t.Errorf("checksum after start = %q", got)
+	}
+}
+
+// TestPinnedBinarySwappedAfterVerificationIsNotRun: the sha256 check and
+// the exec use the same bytes. The test replaces the pinned file (rename
+// over it, as an attacker would) between the check and the start; the
+// process that answers must still be the verified binary, which runs
+// from a private copy that is removed once the plugin has stopped.
+// Not parallel: it sets TMPDIR to see the copy.
+func TestPinnedBinarySwappedAfterVerificationIsNotRun(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "pinned-hook")
+	copyFile(t, bin("hook-allow"), path)
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", tmp)
+	cfg := loadConfig(t, fmt.Sprintf(`
+plugin "pinned" {
+  kind   = "hook"
+  path   = %q
+  sha256 = %q
+}
+`, path, sha256File(t, path)))
+	h := pluginhost.New(cfg, pluginhost.Options{Logger: testLogger(t, hclog.Debug)})
+	swapped := false
+	pluginhost.SetAfterVerify(h, func(p string) {
+		swapped = true
+		evil := filepath.Join(dir, "evil")
+		copyFile(t, bin("hook-deny"), evil)
+		if err := os.Rename(evil, p); err != nil {
+			t.Error(err)
+		}
+	})
+	v, err := hookNamed(t, h, "pinned").PermissionRequest(t.Context(), request)
+	if !swapped {
+		t.Fatal("the swap hook did not run")
+	}
+	if err != nil || v.Decision != approval.HookAllow {
+		t.Fatalf("PermissionRequest = %+v, %v; want allow from the verified binary, not deny from the swapped one", v, err)
+	}
+	copies, _ := filepath.Glob(filepath.Join(tmp, "toolgate-plugin-*", "pinned-hook"))
+	if len(copies) != 1 || sha256File(t, copies[0]) != sha256File(t, bin("hook-allow")) {
+		t.Errorf("verified copies = %v, want one with the pinned hash", copies)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "toolgate-plugin-*")); len(left) != 0 {
+		t.Errorf("verified copies left after Close: %v", left)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o755); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -150,17 +150,37 @@ func (h *Host) approvalOptions(cfg *config.Config) approval.Options {
 		pre, post = append(pre, a), append(post, a)
 	}
 	return approval.Options{
-		Approval:    cfg.Approval,
-		Server:      cfg.Server,
-		Hooks:       append(h.plugins.Hooks(), h.opts.Hooks...),
-		PreToolUse:  append(pre, h.opts.PreToolUse...),
-		PostToolUse: append(post, h.opts.PostToolUse...),
-		Reviewer:    reviewer,
-		Asker:       h.opts.Asker,
-		Persist:     h.rememberApproval,
-		Events:      h.Bus,
-		Logger:      h.log,
+		Approval:      cfg.Approval,
+		Server:        cfg.Server,
+		Hooks:         append(h.plugins.Hooks(), h.opts.Hooks...),
+		PreToolUse:    append(pre, h.opts.PreToolUse...),
+		PostToolUse:   append(post, h.opts.PostToolUse...),
+		Reviewer:      reviewer,
+		Asker:         h.opts.Asker,
+		Persist:       h.rememberApproval,
+		Events:        h.Bus,
+		AuditWritable: h.auditGate(cfg),
+		Logger:        h.log,
 	}
+}
+
+// auditGate is the approval procedure's audit check: with audit {
+// on_error = "deny" } a call is refused while the audit log cannot be
+// written; otherwise (the default, "log") failures are logged and
+// counted and calls run. The log's path is fixed for the host's life;
+// on_error follows reloads.
+func (h *Host) auditGate(cfg *config.Config) func() error {
+	if cfg.AuditOnError != config.AuditOnErrorDeny {
+		return nil
+	}
+	if h.audit == nil {
+		// A reload added the audit log: it opens only at start, and
+		// "deny" means nothing runs unrecorded.
+		return func() error {
+			return fmt.Errorf("the audit log %s is not open: it was configured after toolgate started; restart toolgate", cfg.AuditLog)
+		}
+	}
+	return h.audit.Writable
 }
 
 func (h *Host) newExecutor(cfg *config.Config) *execution.Executor {

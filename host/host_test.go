@@ -465,6 +465,62 @@ func TestDeletingAllowAlwaysAndReloadingRevokesIt(t *testing.T) {
 	}
 }
 
+// TestAuditOnErrorDenyRefusesCallsWhileTheLogFails: with audit {
+// on_error = "deny" } a call whose records cannot be written never
+// reaches the server; by default (and with on_error = "log") it runs as
+// before. /dev/full makes every write fail.
+func TestAuditOnErrorDenyRefusesCallsWhileTheLogFails(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("needs /dev/full to make audit writes fail")
+	}
+	for _, tt := range []struct {
+		name, audit string
+		want        string
+	}{
+		{"default", `audit_log = "/dev/full"`, events.CallCompleted},
+		{"log", "audit {\n  path     = \"/dev/full\"\n  on_error = \"log\"\n}", events.CallCompleted},
+		{"deny", "audit {\n  path     = \"/dev/full\"\n  on_error = \"deny\"\n}", events.CallDenied},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			calls := filepath.Join(dir, "calls.jsonl")
+			p := filepath.Join(dir, "toolgate.hcl")
+			src := fmt.Sprintf("%s\nserver \"demo\" {\n  command = %q\n  args = [\"--call-log\", %q]\n}\n",
+				tt.audit, testbin.Path(t, "mcp-demo"), calls)
+			if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg, diags := config.Load(p, config.LoadOptions{})
+			if diags.HasErrors() {
+				t.Fatalf("%v\n%s", diags, src)
+			}
+			h, err := host.New(cfg, host.Options{Asker: &scripted{answers: []approval.Choice{approval.ChoiceAllow}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = h.Close() })
+			h.Start(t.Context())
+			if _, err := h.Manager.WaitStartup(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			res := h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__echo", Arguments: []byte(`{"text":"hi"}`)})
+			if res.Status != tt.want {
+				t.Fatalf("status %s (%s), want %s", res.Status, res.Output().Text, tt.want)
+			}
+			f := &fixture{calls: calls}
+			reached := len(f.serverCalls(t)) > 0
+			if tt.want == events.CallDenied {
+				if reached || !strings.Contains(res.Output().Text, "audit log cannot be written") ||
+					!strings.Contains(res.Output().Text, "no space left on device") {
+					t.Errorf("refused call: reached the server %v, text %q", reached, res.Output().Text)
+				}
+			} else if !reached {
+				t.Error("the call did not reach the server")
+			}
+		})
+	}
+}
+
 func TestToolTimeoutReturnsItsText(t *testing.T) {
 	f := newHost(t, nil, "tool_timeout_sec = 0.2")
 	res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow", Arguments: []byte(`{"ms":30000}`)})

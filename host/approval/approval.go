@@ -43,6 +43,9 @@ const (
 	// StepPreToolUse is a PreToolUse hook blocking or rewriting a call
 	// before the procedure.
 	StepPreToolUse = "pre_tool_use"
+	// StepAudit is the host refusing a call because the audit log cannot
+	// be written (audit { on_error = "deny" }).
+	StepAudit = "audit"
 )
 
 // Decision is the procedure's verdict on one call. The zero value is a

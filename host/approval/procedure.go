@@ -46,6 +46,11 @@ type Options struct {
 	// Events receives one events.ApprovalDecision per deciding step, plus
 	// abstentions of hooks. nil = no events.
 	Events events.Sink
+	// AuditWritable, when set, is consulted before the procedure runs
+	// and again after it approved: an error denies the call (audit {
+	// on_error = "deny" }: nothing runs unrecorded). nil = calls never
+	// wait on the audit log.
+	AuditWritable func() error
 	// Logger; nil = no logging.
 	Logger hclog.Logger
 }
@@ -66,6 +71,7 @@ type Procedure struct {
 	asker    Asker
 	persist  func(server, tool string) error
 	events   events.Sink
+	audit    func() error
 	log      hclog.Logger
 
 	// persistMu serializes Persist: two writes to the same config file
@@ -96,6 +102,7 @@ func New(opts Options) *Procedure {
 		asker:     opts.Asker,
 		persist:   opts.Persist,
 		events:    opts.Events,
+		audit:     opts.AuditWritable,
 		log:       log.Named("approval"),
 		persistMu: &sync.Mutex{},
 		memory:    &memory{},
@@ -138,6 +145,35 @@ const byUser = "user"
 func (p *Procedure) Decide(ctx context.Context, r Request) Decision {
 	r.Mode = p.mode(r.Server, r.Tool)
 	r.Policy = p.approval.Policy
+	// Checked first so nobody is asked about a call that cannot run, and
+	// again after an approval: a prompt may have waited for minutes.
+	if d, refused := p.auditRefuses(r); refused {
+		return d
+	}
+	d := p.decide(ctx, r)
+	if d.Approved {
+		if refused, ok := p.auditRefuses(r); ok {
+			return refused
+		}
+	}
+	return d
+}
+
+// auditRefuses denies the call when an audit gate is configured and the
+// audit log cannot be written.
+func (p *Procedure) auditRefuses(r Request) (Decision, bool) {
+	if p.audit == nil {
+		return Decision{}, false
+	}
+	err := p.audit()
+	if err == nil {
+		return Decision{}, false
+	}
+	p.log.Warn("audit log cannot be written; refusing the call (audit on_error = \"deny\")", "call_id", r.CallID, "error", err)
+	return p.decided(r, Decision{Step: StepAudit, By: byHost, Text: auditFailedText(err)}, "", ""), true
+}
+
+func (p *Procedure) decide(ctx context.Context, r Request) Decision {
 
 	if AutoApproved(p.approval, r.Mode) {
 		why := `approval_mode = "approve"`

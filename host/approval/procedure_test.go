@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -646,6 +647,51 @@ func TestReloadRevokesDeletedAllowAlways(t *testing.T) {
 	p = p.Reconfigured(Options{Approval: onRequest, Server: servers(config.ModeApprove)})
 	if d := p.Decide(t.Context(), request("s3", "write_file")); !d.Approved || d.Step != StepMode {
 		t.Errorf("reloaded with approve in the file = %+v, want approved by the mode", d)
+	}
+}
+
+// TestAuditGateRefusesCalls: with an audit gate (audit { on_error =
+// "deny" }), a call is refused while the audit log cannot be written —
+// before anyone is asked, and again when the log broke while the user was
+// deciding. A writable log changes nothing.
+func TestAuditGateRefusesCalls(t *testing.T) {
+	var broken atomic.Bool
+	gate := func() error {
+		if broken.Load() {
+			return errors.New("audit log /var/log/tg.jsonl: write tool_call_begin event: no space left on device")
+		}
+		return nil
+	}
+	ask := &askCounter{answers: []Choice{ChoiceAllow, ChoiceAllow}}
+	p := New(Options{Approval: onRequest, Server: servers(""), Asker: ask.asker(), AuditWritable: gate})
+
+	if d := p.Decide(t.Context(), request("s1", "write_file")); !d.Approved {
+		t.Fatalf("writable log: %+v, want approved", d)
+	}
+	broken.Store(true)
+	d := p.Decide(t.Context(), request("s1", "write_file"))
+	if d.Approved || d.Step != StepAudit || d.By != "host" ||
+		!strings.Contains(d.Text, "audit log cannot be written (audit log /var/log/tg.jsonl: write tool_call_begin event: no space left on device)") {
+		t.Fatalf("failing log: %+v, want refused by the host at the audit step", d)
+	}
+	if n := ask.count(); n != 1 {
+		t.Errorf("asked %d times, want 1: nobody is asked about a call that cannot run", n)
+	}
+	// Auto-approved calls are refused too.
+	p = New(Options{Approval: onRequest, Server: servers(config.ModeApprove), AuditWritable: gate})
+	if d := p.Decide(t.Context(), request("s1", "write_file")); d.Approved || d.Step != StepAudit {
+		t.Errorf("approve mode with a failing log: %+v, want refused", d)
+	}
+
+	// The log breaks while the user is deciding.
+	broken.Store(false)
+	p = New(Options{Approval: onRequest, Server: servers(""), AuditWritable: gate, Asker: &fakeAsker{
+		AskApprovalF: func(context.Context, Prompt) (Choice, error) {
+			broken.Store(true)
+			return ChoiceAllow, nil
+		}}})
+	if d := p.Decide(t.Context(), request("s1", "write_file")); d.Approved || d.Step != StepAudit {
+		t.Errorf("log broke during the prompt: %+v, want refused", d)
 	}
 }
 

@@ -16,6 +16,20 @@ import (
 	"github.com/toolgate/toolgate/internal/glob"
 )
 
+// audit decodes the audit block. Its path is the same setting as the
+// top-level audit_log (kept for existing configs): one of the two, once.
+func (l *loader) audit(d *decoder, r *rawAudit) {
+	if r.Path != nil && l.singleton(d, "audit_log", "audit log path (audit_log or audit { path })", r.Path.Range) {
+		if p, ok := d.path(r.Path); ok {
+			l.cfg.AuditLog = p
+		}
+	}
+	if v, ok := d.enum(r.OnError, "audit on_error", []string{string(AuditOnErrorLog), string(AuditOnErrorDeny)}); ok {
+		l.cfg.AuditOnError = AuditOnError(v)
+		l.auditOnError = r.OnError
+	}
+}
+
 func (l *loader) approval(d *decoder, r *rawApproval) {
 	a := &l.cfg.Approval
 	if v, ok := d.enum(r.Policy, "approval policy", []string{string(PolicyUntrusted), string(PolicyOnRequest), string(PolicyNever)}); ok {
@@ -347,6 +361,11 @@ func (l *loader) crossCheck(d *decoder) {
 			}
 		}
 		return names
+	}
+
+	if cfg.AuditOnError == AuditOnErrorDeny && cfg.AuditLog == "" {
+		d.errorf(l.auditOnError.Range, "Audit on_error without an audit log",
+			"on_error = \"deny\" refuses calls while the audit log cannot be written, but no audit log is configured. Add path = \"audit.jsonl\" to the audit block (or audit_log = \"...\"), or remove on_error.")
 	}
 
 	for _, ref := range l.launcherRefs {

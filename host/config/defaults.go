@@ -39,6 +39,7 @@ var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // defaultConfig is every top-level default, in one place.
 func defaultConfig() Config {
 	return Config{
+		AuditOnError: AuditOnErrorLog,
 		Approval: Approval{
 			Policy:      PolicyOnRequest,
 			Permissions: PermWorkspaceWrite,

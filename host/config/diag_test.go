@@ -257,6 +257,28 @@ server "s" { command = "x" }`,
 			want: []wantDiag{{summary: "Invalid glob", detail: `never_defer = "mcp__[x" is not a valid glob: "[" has no closing "]"`, line: 2}},
 		},
 		{
+			name: "audit on_error",
+			src: `audit {
+  on_error = "ignore"
+}`,
+			want: []wantDiag{{summary: "Invalid audit on_error", detail: `must be one of "log" or "deny"`, line: 2}},
+		},
+		{
+			name: "audit deny without a log",
+			src: `audit {
+  on_error = "deny"
+}`,
+			want: []wantDiag{{summary: "Audit on_error without an audit log", detail: `Add path = "audit.jsonl"`, line: 2}},
+		},
+		{
+			name: "audit path twice",
+			src: `audit_log = "a.jsonl"
+audit {
+  path = "b.jsonl"
+}`,
+			want: []wantDiag{{summary: "Duplicate audit log path (audit_log or audit { path })", line: 3}},
+		},
+		{
 			name: "tool filter globs",
 			src: `server "s" {
   command        = "x"
@@ -627,7 +649,7 @@ server "s" {
 	first := filepath.Join(dir, "a.hcl")
 	checkDiags(t, diags, []wantDiag{
 		{summary: "Duplicate exposure block", detail: "the first was defined at " + first + ":1", line: 3},
-		{summary: "Duplicate audit_log argument", detail: "the first was defined at " + first + ":4", line: 6},
+		{summary: "Duplicate audit log path (audit_log or audit { path })", detail: "the first was defined at " + first + ":4", line: 6},
 		{summary: `Duplicate server "s"`, detail: "already defined at " + first + ":5", line: 7},
 	})
 	for _, d := range diags {

@@ -70,8 +70,9 @@ func TestLoadDefaults(t *testing.T) {
 }
 `, nil)
 	want := &Config{
-		Paths: []string{filepath.Join(dir, "toolgate.hcl")},
-		Dir:   dir,
+		Paths:        []string{filepath.Join(dir, "toolgate.hcl")},
+		Dir:          dir,
+		AuditOnError: AuditOnErrorLog,
 		Approval: Approval{
 			Policy: PolicyOnRequest, Permissions: PermWorkspaceWrite, Reviewer: ReviewerUser,
 		},
@@ -213,13 +214,14 @@ server "files" {
 `
 	cfg, dir := mustLoad(t, src, map[string]string{"GITHUB_TOKEN": "t0ken"})
 	want := &Config{
-		Paths:    []string{filepath.Join(dir, "toolgate.hcl")},
-		Dir:      dir,
-		AuditLog: filepath.Join(dir, "logs/audit.jsonl"),
-		Approval: Approval{Policy: PolicyUntrusted, Permissions: PermReadOnly, Reviewer: ReviewerGuardian, Guardian: "judge"},
-		Exposure: Exposure{Mode: ExposureDeferred, NameLimit: 128, DeferCount: 10, DeferBytes: 64000, NeverDefer: []string{"mcp__files__*"}},
-		Model:    Model{ImageInput: true, AudioInput: true, OutputBudgetBytes: 5000},
-		Serve:    Serve{Listen: "0.0.0.0:9000", TokenEnvVar: "TOOLGATE_TOKEN"},
+		Paths:        []string{filepath.Join(dir, "toolgate.hcl")},
+		Dir:          dir,
+		AuditLog:     filepath.Join(dir, "logs/audit.jsonl"),
+		AuditOnError: AuditOnErrorLog,
+		Approval:     Approval{Policy: PolicyUntrusted, Permissions: PermReadOnly, Reviewer: ReviewerGuardian, Guardian: "judge"},
+		Exposure:     Exposure{Mode: ExposureDeferred, NameLimit: 128, DeferCount: 10, DeferBytes: 64000, NeverDefer: []string{"mcp__files__*"}},
+		Model:        Model{ImageInput: true, AudioInput: true, OutputBudgetBytes: 5000},
+		Serve:        Serve{Listen: "0.0.0.0:9000", TokenEnvVar: "TOOLGATE_TOKEN"},
 		Plugins: []Plugin{
 			{
 				Name: "policy", Kind: KindHook, Path: filepath.Join(dir, "bin/plugins/toolgate-hook-policy"),

@@ -11,6 +11,7 @@ import "github.com/hashicorp/hcl/v2"
 
 type rawFile struct {
 	AuditLog     *hcl.Attribute   `hcl:"audit_log,optional"`
+	Audit        *rawAudit        `hcl:"audit,block"`
 	Approval     *rawApproval     `hcl:"approval,block"`
 	Exposure     *rawExposure     `hcl:"exposure,block"`
 	Model        *rawModel        `hcl:"model,block"`
@@ -18,6 +19,12 @@ type rawFile struct {
 	Plugins      []rawPlugin      `hcl:"plugin,block"`
 	Environments []rawEnvironment `hcl:"environment,block"`
 	Servers      []rawServer      `hcl:"server,block"`
+}
+
+type rawAudit struct {
+	Path      *hcl.Attribute `hcl:"path,optional"`
+	OnError   *hcl.Attribute `hcl:"on_error,optional"`
+	DeclRange hcl.Range      // set by the loader
 }
 
 type rawApproval struct {

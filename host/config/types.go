@@ -18,7 +18,10 @@ type Config struct {
 	// directory of the first file).
 	Dir string
 
-	AuditLog string // absolute path, "" = no audit log
+	AuditLog string // absolute path, "" = no audit log (audit_log, or audit { path })
+	// AuditOnError says what a failing audit log means for calls
+	// (audit { on_error }); default AuditOnErrorLog.
+	AuditOnError AuditOnError
 
 	Approval Approval
 	Exposure Exposure
@@ -154,6 +157,19 @@ const (
 	KindHook     PluginKind = "hook"
 	KindGuardian PluginKind = "guardian"
 	KindLauncher PluginKind = "launcher"
+)
+
+// AuditOnError says what happens to calls while the audit log cannot be
+// written.
+type AuditOnError string
+
+const (
+	// AuditOnErrorLog (the default) logs the first failure, counts the
+	// rest, and lets calls run: the audit log never stops work.
+	AuditOnErrorLog AuditOnError = "log"
+	// AuditOnErrorDeny refuses every call while the last audit write
+	// failed, so nothing runs unrecorded.
+	AuditOnErrorDeny AuditOnError = "deny"
 )
 
 // OnError says what a failing plugin means for a decision.

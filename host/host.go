@@ -37,6 +37,10 @@ type Options struct {
 	// elicitations: a terminal, the gateway's upstream client. nil means
 	// nobody: calls that need a human are denied, elicitations declined.
 	Asker approval.Asker
+	// AskerIsUpstream says the Asker is an upstream client of toolgate
+	// serve: "Allow and don't ask me again" is then offered only with
+	// serve { allow_persistent_approval = true }.
+	AskerIsUpstream bool
 	// Hooks are PermissionRequest hooks, in config order.
 	Hooks []approval.Hook
 	// PreToolUse and PostToolUse hooks, in config order.
@@ -150,17 +154,20 @@ func (h *Host) approvalOptions(cfg *config.Config) approval.Options {
 		pre, post = append(pre, a), append(post, a)
 	}
 	return approval.Options{
-		Approval:      cfg.Approval,
-		Server:        cfg.Server,
-		Hooks:         append(h.plugins.Hooks(), h.opts.Hooks...),
-		PreToolUse:    append(pre, h.opts.PreToolUse...),
-		PostToolUse:   append(post, h.opts.PostToolUse...),
-		Reviewer:      reviewer,
-		Asker:         h.opts.Asker,
-		Persist:       h.rememberApproval,
-		Events:        h.Bus,
-		AuditWritable: h.auditGate(cfg),
-		Logger:        h.log,
+		Approval:    cfg.Approval,
+		Server:      cfg.Server,
+		Hooks:       append(h.plugins.Hooks(), h.opts.Hooks...),
+		PreToolUse:  append(pre, h.opts.PreToolUse...),
+		PostToolUse: append(post, h.opts.PostToolUse...),
+		Reviewer:    reviewer,
+		Asker:       h.opts.Asker,
+		Persist:     h.rememberApproval,
+		// The operator decides whether an upstream client may write
+		// persistent approvals into their config.
+		NoPersistentApproval: h.opts.AskerIsUpstream && !cfg.Serve.AllowPersistentApproval,
+		Events:               h.Bus,
+		AuditWritable:        h.auditGate(cfg),
+		Logger:               h.log,
 	}
 }
 

@@ -521,6 +521,37 @@ func TestAuditOnErrorDenyRefusesCallsWhileTheLogFails(t *testing.T) {
 	}
 }
 
+// TestUpstreamClientsMayNotPersistApprovalsUnlessAllowed: in toolgate
+// serve the approval form's "don't ask me again" would rewrite the
+// operator's config; it is offered only with serve {
+// allow_persistent_approval = true }.
+func TestUpstreamClientsMayNotPersistApprovalsUnlessAllowed(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		top     string
+		persist bool
+	}{
+		{"default", "", false},
+		{"allowed by the operator", "serve {\n  allow_persistent_approval = true\n}", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			asker := &scripted{answers: []approval.Choice{approval.ChoiceAllowAlways}}
+			f := startHost(t, setup{asker: asker, top: tt.top, opts: host.Options{AskerIsUpstream: true}})
+			res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow_write", Arguments: []byte(`{"ms":1}`)})
+			if res.Status != events.CallCompleted {
+				t.Fatal(res.Output().Text)
+			}
+			if offered := slices.Contains(asker.asked[0].Choices, approval.ChoiceAllowAlways); offered != tt.persist {
+				t.Errorf("\"don't ask me again\" offered = %v, want %v (choices %v)", offered, tt.persist, asker.asked[0].Choices)
+			}
+			src, _ := os.ReadFile(f.cfgPath)
+			if written := strings.Contains(string(src), `approval_mode = "approve"`); written != tt.persist {
+				t.Errorf("config written = %v, want %v:\n%s", written, tt.persist, src)
+			}
+		})
+	}
+}
+
 func TestToolTimeoutReturnsItsText(t *testing.T) {
 	f := newHost(t, nil, "tool_timeout_sec = 0.2")
 	res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow", Arguments: []byte(`{"ms":30000}`)})

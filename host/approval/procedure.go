@@ -38,6 +38,13 @@ type Options struct {
 	// calls that reach the user step are denied with a text saying how to
 	// configure an approver.
 	Asker Asker
+	// NoPersistentApproval withholds "Allow and don't ask me again" from
+	// the user path: it is not offered, and such an answer counts as
+	// Allow. toolgate serve sets it unless the operator enabled serve {
+	// allow_persistent_approval }, because there the answer comes from
+	// an upstream client and would rewrite the operator's config for
+	// every session.
+	NoPersistentApproval bool
 	// Persist writes "Allow and don't ask me again" for a tool to the
 	// config file (usually a closure over config.RememberToolApproval).
 	// Calls are serialized. nil means the choice is remembered for the
@@ -70,9 +77,11 @@ type Procedure struct {
 	reviewer Reviewer
 	asker    Asker
 	persist  func(server, tool string) error
-	events   events.Sink
-	audit    func() error
-	log      hclog.Logger
+	// noPersist: see Options.NoPersistentApproval.
+	noPersist bool
+	events    events.Sink
+	audit     func() error
+	log       hclog.Logger
 
 	// persistMu serializes Persist: two writes to the same config file
 	// at once would lose one of them. Shared with reconfigured copies.
@@ -101,6 +110,7 @@ func New(opts Options) *Procedure {
 		reviewer:  opts.Reviewer,
 		asker:     opts.Asker,
 		persist:   opts.Persist,
+		noPersist: opts.NoPersistentApproval,
 		events:    opts.Events,
 		audit:     opts.AuditWritable,
 		log:       log.Named("approval"),
@@ -312,7 +322,10 @@ func (p *Procedure) askUser(ctx context.Context, r Request) Decision {
 		// Remembering makes sense only where the annotations, not the
 		// user's config, asked for approval: prompt and writes modes say
 		// "ask me every time".
-		choices = append(choices, ChoiceAllowSession, ChoiceAllowAlways)
+		choices = append(choices, ChoiceAllowSession)
+		if !p.noPersist {
+			choices = append(choices, ChoiceAllowAlways)
+		}
 	}
 	choices = append(choices, ChoiceDecline, ChoiceCancel)
 
@@ -333,6 +346,10 @@ func (p *Procedure) askUser(ctx context.Context, r Request) Decision {
 		return p.decided(r, Decision{Step: StepUser, By: byHost, Text: askFailedText(err)}, "", "")
 	}
 
+	if choice == ChoiceAllowAlways && p.noPersist {
+		p.log.Debug("persistent approval is not allowed here; treating the answer as Allow", "answer", choice.String())
+		choice = ChoiceAllow
+	}
 	if r.Mode != config.ModeAuto && (choice == ChoiceAllowSession || choice == ChoiceAllowAlways) {
 		p.log.Debug("approval mode asks every time; treating a remembering answer as Allow", "mode", r.Mode, "answer", choice.String())
 		choice = ChoiceAllow

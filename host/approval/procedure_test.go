@@ -695,6 +695,32 @@ func TestAuditGateRefusesCalls(t *testing.T) {
 	}
 }
 
+// TestNoPersistentApproval: where the operator has not allowed it, "Allow
+// and don't ask me again" is not offered, and a client that answers it
+// anyway gets a one-time Allow: nothing is written or remembered.
+func TestNoPersistentApproval(t *testing.T) {
+	var offered [][]Choice
+	var persisted atomic.Int32
+	p := New(Options{Approval: onRequest, Server: servers(""), NoPersistentApproval: true,
+		Persist: func(string, string) error { persisted.Add(1); return nil },
+		Asker: &fakeAsker{AskApprovalF: func(_ context.Context, pr Prompt) (Choice, error) {
+			offered = append(offered, pr.Choices)
+			return ChoiceAllowAlways, nil
+		}}})
+	for range 2 {
+		if d := p.Decide(t.Context(), request("s1", "write_file")); !d.Approved || d.Step != StepUser {
+			t.Fatalf("decision = %+v, want approved once by the user", d)
+		}
+	}
+	want := []Choice{ChoiceAllow, ChoiceAllowSession, ChoiceDecline, ChoiceCancel}
+	if diff := cmp.Diff([][]Choice{want, want}, offered); diff != "" {
+		t.Errorf("offered choices (-want +got):\n%s", diff)
+	}
+	if n := persisted.Load(); n != 0 {
+		t.Errorf("Persist called %d times, want 0", n)
+	}
+}
+
 func TestAllowAlwaysPersistFailure(t *testing.T) {
 	for _, tt := range []struct {
 		name    string

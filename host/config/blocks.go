@@ -139,6 +139,7 @@ func (l *loader) serve(d *decoder, r *rawServe) {
 			s.TokenEnvVar = v
 		}
 	}
+	s.AllowPersistentApproval = d.bool(r.AllowPersistentApproval, false)
 	if s.TokenEnvVar == "" && !isLoopbackListen(s.Listen) {
 		rng := r.DeclRange
 		if r.Listen != nil {

@@ -128,8 +128,9 @@ model {
 }
 
 serve {
-  listen        = "0.0.0.0:9000"
-  token_env_var = "TOOLGATE_TOKEN"
+  listen                    = "0.0.0.0:9000"
+  token_env_var             = "TOOLGATE_TOKEN"
+  allow_persistent_approval = true
 }
 
 plugin "policy" {
@@ -221,7 +222,7 @@ server "files" {
 		Approval:     Approval{Policy: PolicyUntrusted, Permissions: PermReadOnly, Reviewer: ReviewerGuardian, Guardian: "judge"},
 		Exposure:     Exposure{Mode: ExposureDeferred, NameLimit: 128, DeferCount: 10, DeferBytes: 64000, NeverDefer: []string{"mcp__files__*"}},
 		Model:        Model{ImageInput: true, AudioInput: true, OutputBudgetBytes: 5000},
-		Serve:        Serve{Listen: "0.0.0.0:9000", TokenEnvVar: "TOOLGATE_TOKEN"},
+		Serve:        Serve{Listen: "0.0.0.0:9000", TokenEnvVar: "TOOLGATE_TOKEN", AllowPersistentApproval: true},
 		Plugins: []Plugin{
 			{
 				Name: "policy", Kind: KindHook, Path: filepath.Join(dir, "bin/plugins/toolgate-hook-policy"),
@@ -304,8 +305,8 @@ server "files" {
 	_, diags = DecodeConfigBody(e.Config, &hcldec.ObjectSpec{
 		"executor": &hcldec.AttrSpec{Name: "executor", Type: cty.String},
 	})
-	if len(diags) != 1 || !strings.Contains(diags[0].Detail, `"host" is not expected here`) || diags[0].Subject.Start.Line != 63 {
-		t.Errorf("decoding with a schema lacking host: want one Unsupported argument at line 63, got %v", diags)
+	if len(diags) != 1 || !strings.Contains(diags[0].Detail, `"host" is not expected here`) || diags[0].Subject.Start.Line != 64 {
+		t.Errorf("decoding with a schema lacking host: want one Unsupported argument at line 64, got %v", diags)
 	}
 }
 

@@ -53,7 +53,10 @@ type rawModel struct {
 type rawServe struct {
 	Listen      *hcl.Attribute `hcl:"listen,optional"`
 	TokenEnvVar *hcl.Attribute `hcl:"token_env_var,optional"`
-	DeclRange   hcl.Range      // set by the loader
+	// AllowPersistentApproval lets an upstream client's answer write
+	// approval_mode = "approve" into the config.
+	AllowPersistentApproval *hcl.Attribute `hcl:"allow_persistent_approval,optional"`
+	DeclRange               hcl.Range      // set by the loader
 }
 
 // rawOpaque captures a plugin-owned config {} body undecoded; the plugin

@@ -148,6 +148,10 @@ type Model struct {
 type Serve struct {
 	Listen      string // default 127.0.0.1:8931
 	TokenEnvVar string // env var holding the bearer token for non-loopback binds
+	// AllowPersistentApproval offers "Allow and don't ask me again" to
+	// upstream clients of toolgate serve; default false, because that
+	// answer rewrites the operator's config for every session.
+	AllowPersistentApproval bool
 }
 
 // PluginKind is the kind of an out-of-process plugin.

@@ -411,7 +411,7 @@ func TestAllowAlwaysIsWrittenToTheConfig(t *testing.T) {
 	}
 	src, _ := os.ReadFile(f.cfgPath)
 	if !strings.Contains(string(src), "# a test config") || !strings.Contains(string(src), `tool "slow_write"`) ||
-		!strings.Contains(string(src), `approval_mode = "approve"`) {
+		!strings.Contains(string(src), `approval_mode = "remembered"`) {
 		t.Fatalf("config after always:\n%s", src)
 	}
 	// And a fresh load of the file approves without asking.
@@ -420,13 +420,13 @@ func TestAllowAlwaysIsWrittenToTheConfig(t *testing.T) {
 		t.Fatal(diags)
 	}
 	s, _ := cfg.Server("demo")
-	if approval.ResolveMode(s, "slow_write") != config.ModeApprove {
+	if approval.ResolveMode(s, "slow_write") != config.ModeRemembered {
 		t.Errorf("reloaded mode = %s", approval.ResolveMode(s, "slow_write"))
 	}
 }
 
 // TestDeletingAllowAlwaysAndReloadingRevokesIt: the operator removes the
-// approval_mode = "approve" that "Allow and don't ask me again" wrote and
+// approval_mode = "remembered" that "Allow and don't ask me again" wrote and
 // reloads; the next call, even in the session that granted it, asks again.
 func TestDeletingAllowAlwaysAndReloadingRevokesIt(t *testing.T) {
 	asker := &scripted{answers: []approval.Choice{approval.ChoiceAllowAlways, approval.ChoiceDecline}}
@@ -442,7 +442,7 @@ func TestDeletingAllowAlwaysAndReloadingRevokesIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	block := regexp.MustCompile(`(?s)\n\s*tool "slow_write" \{[^}]*approval_mode = "approve"[^}]*\}`)
+	block := regexp.MustCompile(`(?s)\n\s*tool "slow_write" \{[^}]*approval_mode = "remembered"[^}]*\}`)
 	if !block.Match(src) {
 		t.Fatalf("config after always has no approve block:\n%s", src)
 	}
@@ -545,7 +545,7 @@ func TestUpstreamClientsMayNotPersistApprovalsUnlessAllowed(t *testing.T) {
 				t.Errorf("\"don't ask me again\" offered = %v, want %v (choices %v)", offered, tt.persist, asker.asked[0].Choices)
 			}
 			src, _ := os.ReadFile(f.cfgPath)
-			if written := strings.Contains(string(src), `approval_mode = "approve"`); written != tt.persist {
+			if written := strings.Contains(string(src), `approval_mode = "remembered"`); written != tt.persist {
 				t.Errorf("config written = %v, want %v:\n%s", written, tt.persist, src)
 			}
 		})

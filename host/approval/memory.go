@@ -53,7 +53,7 @@ func (m *memory) forgetSession(session string) {
 //
 // It belongs to one configuration, never to the process: a reload reads
 // the file, which from then on is the only record of persistent
-// approvals, so an operator who deletes approval_mode = "approve" and
+// approvals, so an operator who deletes approval_mode = "remembered" and
 // reloads revokes it at once. [Procedure.Reconfigured] therefore starts
 // with an empty set.
 type persisted struct {

@@ -148,7 +148,9 @@ const byUser = "user"
 //  5. PermissionRequest hooks in order: a deny wins at once, else an
 //     allow approves; a failing hook denies unless its on_error is skip;
 //  6. the Guardian, with reviewer = guardian and policy on-request;
-//  7. the user, through the Asker (policy never denies instead).
+//  7. the user: a persistent approval ("Allow and don't ask me again",
+//     mode remembered) answers for them; else the Asker (policy never
+//     denies instead).
 //
 // Decide never fails: every problem becomes a denial whose Text tells the
 // model (and the user reading along) what happened and what to change.
@@ -197,10 +199,6 @@ func (p *Procedure) decide(ctx context.Context, r Request) Decision {
 			fmt.Sprintf("mode %s does not require approval for this tool's annotations", r.Mode), "")
 	}
 	if r.Mode == config.ModeAuto {
-		if p.persisted.has(r.Server, r.Tool) {
-			return p.decided(r, Decision{Approved: true, Step: StepSession, By: byHost},
-				"allowed earlier with \"Allow and don't ask me again\"", "")
-		}
 		if p.memory.remembered(r.SessionID, r.Server, r.Tool) {
 			return p.decided(r, Decision{Approved: true, Step: StepSession, By: byHost}, "allowed earlier in this session", "")
 		}
@@ -210,6 +208,13 @@ func (p *Procedure) decide(ctx context.Context, r Request) Decision {
 	}
 	if p.approval.Reviewer == config.ReviewerGuardian && p.approval.Policy == config.PolicyOnRequest {
 		return p.review(ctx, r)
+	}
+	// A persistent approval answers in the user's place, after the hooks
+	// and the Guardian had their say: it replaces asking the human, never
+	// the policy.
+	if r.Mode == config.ModeRemembered || (r.Mode == config.ModeAuto && p.persisted.has(r.Server, r.Tool)) {
+		return p.decided(r, Decision{Approved: true, Step: StepUser, By: byHost},
+			"allowed earlier with \"Allow and don't ask me again\"", "")
 	}
 	return p.askUser(ctx, r)
 }

@@ -594,7 +594,7 @@ func TestAllowAlwaysPersists(t *testing.T) {
 		t.Fatalf("first call = %+v, want approved by the user", d)
 	}
 	d := p.Decide(t.Context(), request("s-new", "write_file"))
-	if want := (Decision{Approved: true, Step: "session", By: "host"}); d != want {
+	if want := (Decision{Approved: true, Step: StepUser, By: "host"}); d != want {
 		t.Errorf("call in a new session = %+v, want %+v", d, want)
 	}
 	if diff := cmp.Diff([]persistCall{{"files", "write_file"}}, calls); diff != "" {
@@ -625,7 +625,7 @@ func TestReloadRevokesDeletedAllowAlways(t *testing.T) {
 	if d := p.Decide(t.Context(), request("s1", "write_file")); !d.Approved || d.Step != StepUser {
 		t.Fatalf("Allow always = %+v", d)
 	}
-	if d := p.Decide(t.Context(), request("s2", "write_file")); !d.Approved || d.Step != StepSession {
+	if d := p.Decide(t.Context(), request("s2", "write_file")); !d.Approved || d.By != "host" {
 		t.Fatalf("before the reload = %+v, want remembered", d)
 	}
 
@@ -718,6 +718,64 @@ func TestNoPersistentApproval(t *testing.T) {
 	}
 	if n := persisted.Load(); n != 0 {
 		t.Errorf("Persist called %d times, want 0", n)
+	}
+}
+
+// TestPersistentApprovalNeverOverridesThePolicy: "Allow and don't ask me
+// again" (mode remembered in the file, or not yet reloaded) replaces
+// asking the human, never a permission hook's or the Guardian's deny. The
+// operator's own approval_mode = "approve" still skips them.
+func TestPersistentApprovalNeverOverridesThePolicy(t *testing.T) {
+	denyHook := &fakeHook{NameV: "policy", PermissionRequestF: func(context.Context, Request) (HookVerdict, error) {
+		return HookVerdict{Decision: HookDeny, Message: "not on Fridays"}, nil
+	}}
+	denyGuardian := &fakeReviewer{NameV: "guardian", ReviewF: func(context.Context, Request) (Assessment, error) {
+		return Assessment{Outcome: OutcomeDeny, Rationale: "too risky"}, nil
+	}}
+	ask := &askCounter{}
+	for _, tt := range []struct {
+		name string
+		opts Options
+		want Decision
+	}{
+		{"remembered, no policy: not asked", Options{Approval: onRequest, Server: servers(config.ModeRemembered)},
+			Decision{Approved: true, Step: StepUser, By: "host"}},
+		{"remembered, hook denies", Options{Approval: onRequest, Server: servers(config.ModeRemembered), Hooks: []Hook{denyHook}},
+			Decision{Step: StepHook, By: "policy", Text: "not on Fridays"}},
+		{"remembered, Guardian denies", Options{Approval: guardian, Server: servers(config.ModeRemembered), Reviewer: denyGuardian},
+			Decision{Step: StepReviewer, By: "guardian", Text: reviewDeniedText("too risky")}},
+		{"operator's approve skips the hooks", Options{Approval: onRequest, Server: servers(config.ModeApprove), Hooks: []Hook{denyHook}},
+			Decision{Approved: true, Step: StepMode, By: "host"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.opts.Asker = ask.asker()
+			if d := New(tt.opts).Decide(t.Context(), request("s1", "write_file")); d != tt.want {
+				t.Errorf("decision = %+v, want %+v", d, tt.want)
+			}
+		})
+	}
+	if n := ask.count(); n != 0 {
+		t.Errorf("asked %d times, want 0", n)
+	}
+
+	// Saved but not yet reloaded: the hook added by the next decision's
+	// config still denies.
+	var deny atomic.Bool
+	hook := &fakeHook{NameV: "policy", PermissionRequestF: func(context.Context, Request) (HookVerdict, error) {
+		if deny.Load() {
+			return HookVerdict{Decision: HookDeny}, nil
+		}
+		return HookVerdict{}, nil
+	}}
+	always := &askCounter{answers: []Choice{ChoiceAllowAlways}}
+	p := New(Options{Approval: onRequest, Server: servers(""), Hooks: []Hook{hook}, Asker: always.asker(),
+		Persist: func(string, string) error { return nil }})
+	if d := p.Decide(t.Context(), request("s1", "write_file")); !d.Approved {
+		t.Fatalf("Allow always = %+v", d)
+	}
+	deny.Store(true)
+	if d := p.Decide(t.Context(), request("s2", "write_file")); d.Approved || d.Step != StepHook {
+		t.Errorf("after Allow always, a denying hook = %+v, want denied by the hook", d)
 	}
 }
 

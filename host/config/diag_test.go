@@ -305,7 +305,7 @@ audit {
 				{summary: "Invalid approval mode", detail: `Did you mean "approve"?`, line: 3},
 				{summary: "Invalid tool exposure", detail: `exposure must be one of "direct" or "deferred"; "auto" is not.`, line: 4},
 				{summary: "Invalid protocol version", detail: `Did you mean "2025-06-18"?`, line: 5},
-				{summary: "Invalid approval mode", detail: `approval_mode must be one of "auto", "prompt", "writes" or "approve"; "ask" is not.`, line: 7},
+				{summary: "Invalid approval mode", detail: `approval_mode must be one of "auto", "prompt", "writes", "approve" or "remembered"; "ask" is not.`, line: 7},
 			},
 		},
 		{

@@ -16,8 +16,10 @@ import (
 
 // RememberToolApproval is the writer behind "Allow and don't ask me
 // again": in the config file path (the file that defines the server, i.e.
-// [Server.DeclRange].Filename) it sets approval_mode = "approve" in the
-// server's tool "<tool>" block, creating the block when missing.
+// [Server.DeclRange].Filename) it sets approval_mode = "remembered"
+// ([ModeRemembered]) in the server's tool "<tool>" block, creating the
+// block when missing. A tool already "approve"d by the operator is left
+// as it is.
 //
 // Everything else in the file is kept byte for byte, comments and layout
 // included: the edit is spliced into the original text at the positions
@@ -59,7 +61,7 @@ func RememberToolApproval(path, server, tool string) error {
 }
 
 func approveSnippet(tool string) string {
-	return fmt.Sprintf("tool %s { approval_mode = %q }", labelText(tool), ModeApprove)
+	return fmt.Sprintf("tool %s { approval_mode = %q }", labelText(tool), ModeRemembered)
 }
 
 // labelText is tool quoted the way HCL writes a block label.
@@ -78,7 +80,7 @@ func setToolApproval(src []byte, filename, server, tool string) ([]byte, bool, e
 	if bytes.Contains(src, []byte("\r\n")) {
 		nl = "\r\n"
 	}
-	approve := string(hclwrite.TokensForValue(cty.StringVal(string(ModeApprove))).Bytes())
+	approve := string(hclwrite.TokensForValue(cty.StringVal(string(ModeRemembered))).Bytes())
 	innerIndent, unit := bodyIndent(src, srv)
 
 	var tb *hclsyntax.Block
@@ -99,7 +101,8 @@ func setToolApproval(src []byte, filename, server, tool string) ([]byte, bool, e
 		out = insertBeforeClose(src, srv, block, innerIndent, nl)
 	case tb.Body.Attributes["approval_mode"] != nil:
 		expr := tb.Body.Attributes["approval_mode"].Expr
-		if v, diags := expr.Value(nil); !diags.HasErrors() && v.Type() == cty.String && v.AsString() == string(ModeApprove) {
+		if v, diags := expr.Value(nil); !diags.HasErrors() && v.Type() == cty.String &&
+			(v.AsString() == string(ModeApprove) || v.AsString() == string(ModeRemembered)) {
 			return src, false, nil
 		}
 		r := expr.Range()
@@ -148,7 +151,7 @@ func findServerBlock(src []byte, filename, server, tool string) (*hclsyntax.Bloc
 func newToolBlock(tool string) string {
 	f := hclwrite.NewEmptyFile()
 	b := f.Body().AppendNewBlock("tool", []string{tool})
-	b.Body().SetAttributeValue("approval_mode", cty.StringVal(string(ModeApprove)))
+	b.Body().SetAttributeValue("approval_mode", cty.StringVal(string(ModeRemembered)))
 	return string(f.Bytes())
 }
 
@@ -259,8 +262,8 @@ func verifyApproval(src []byte, filename, server, tool string) error {
 			return errors.New("the tool block has no approval_mode")
 		}
 		v, diags := a.Expr.Value(nil)
-		if diags.HasErrors() || v.Type() != cty.String || v.AsString() != string(ModeApprove) {
-			return errors.New("approval_mode is not \"approve\"")
+		if diags.HasErrors() || v.Type() != cty.String || v.AsString() != string(ModeRemembered) {
+			return fmt.Errorf("approval_mode is not %q", ModeRemembered)
 		}
 		return nil
 	}

@@ -92,8 +92,8 @@ func TestRememberToolApprovalGolden(t *testing.T) {
 	}
 	for _, a := range approvals {
 		s, _ := cfg.Server(a.server)
-		if got := s.Tools[a.tool].ApprovalMode; got != ModeApprove {
-			t.Errorf("server %s tool %q: approval_mode = %q, want approve", a.server, a.tool, got)
+		if got := s.Tools[a.tool].ApprovalMode; got != ModeRemembered {
+			t.Errorf("server %s tool %q: approval_mode = %q, want remembered", a.server, a.tool, got)
 		}
 	}
 
@@ -159,7 +159,7 @@ func TestRememberToolApprovalCRLF(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(p)
-	want := "server \"s\" {\r\n  command = \"x\"\r\n  tool \"t\" {\r\n    approval_mode = \"approve\"\r\n  }\r\n}\r\n"
+	want := "server \"s\" {\r\n  command = \"x\"\r\n  tool \"t\" {\r\n    approval_mode = \"remembered\"\r\n  }\r\n}\r\n"
 	if diff := cmp.Diff(want, string(got)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -202,7 +202,7 @@ func TestRememberToolApprovalErrors(t *testing.T) {
 			name:   "server defined elsewhere",
 			path:   write("other.hcl", "server \"a\" {\n  command = \"x\"\n}\n"),
 			server: "b",
-			want:   []string{`server "b" is not defined in`, "other.hcl", `tool "t" { approval_mode = "approve" }`, "by hand"},
+			want:   []string{`server "b" is not defined in`, "other.hcl", `tool "t" { approval_mode = "remembered" }`, "by hand"},
 		},
 		{
 			name:   "file does not parse",

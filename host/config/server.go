@@ -100,7 +100,7 @@ func (l *loader) server(d *decoder, r *rawServer) {
 	l.cfg.Servers = append(l.cfg.Servers, s)
 }
 
-var approvalModes = []string{string(ModeAuto), string(ModePrompt), string(ModeWrites), string(ModeApprove)}
+var approvalModes = []string{string(ModeAuto), string(ModePrompt), string(ModeWrites), string(ModeApprove), string(ModeRemembered)}
 
 // unsupported reports every attribute in attrs that is written although
 // the server's transport does not use it.

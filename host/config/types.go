@@ -114,6 +114,11 @@ const (
 	ModePrompt  ApprovalMode = "prompt"
 	ModeWrites  ApprovalMode = "writes"
 	ModeApprove ApprovalMode = "approve"
+	// ModeRemembered is what "Allow and don't ask me again" writes: the
+	// user's answer is remembered, so they are not asked again, but
+	// permission hooks and the Guardian still decide first (a deny from
+	// them wins). ModeApprove, written by the operator, skips them too.
+	ModeRemembered ApprovalMode = "remembered"
 )
 
 // ExposureMode decides which tools the model sees directly.

@@ -271,14 +271,14 @@ func (h *Host) Apply(cfg *config.Config) manager.ApplyResult {
 
 // rememberApproval writes approval_mode = "approve" for a tool into the
 // file that defines its server.
-func (h *Host) rememberApproval(server, tool string) error {
+func (h *Host) rememberApproval(server, tool, definition string) error {
 	s, ok := h.Config().Server(server)
 	if !ok || s.DeclRange.Filename == "" {
 		return fmt.Errorf("server %q has no config file to write to", server)
 	}
 	h.persistMu.Lock()
 	defer h.persistMu.Unlock()
-	return config.RememberToolApproval(s.DeclRange.Filename, server, tool)
+	return config.RememberToolApproval(s.DeclRange.Filename, server, tool, definition)
 }
 
 // Close stops every server and process, then flushes and closes the

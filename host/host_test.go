@@ -552,6 +552,79 @@ func TestUpstreamClientsMayNotPersistApprovalsUnlessAllowed(t *testing.T) {
 	}
 }
 
+// TestChangedToolDefinitionVoidsItsApproval: "Allow and don't ask me
+// again" is bound to the tool's definition. When the server replaces the
+// tool (a "rug pull"), the next call asks again, and the audit trail has
+// the approved and the new definition hashes.
+func TestChangedToolDefinitionVoidsItsApproval(t *testing.T) {
+	asker := &scripted{answers: []approval.Choice{approval.ChoiceAllowAlways, approval.ChoiceAllowSession, approval.ChoiceDecline}}
+	f := newHost(t, asker, `tool "mutate_tools" { approval_mode = "approve" }`)
+	call := func() exposure.CallResult {
+		return f.h.NewStep("s").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow_write", Arguments: []byte(`{"ms":1}`)})
+	}
+	if res := call(); res.Status != events.CallCompleted {
+		t.Fatal(res.Output().Text)
+	}
+	// The file now binds the approval to the definition; reload it.
+	src, _ := os.ReadFile(f.cfgPath)
+	if !regexp.MustCompile(`approved_definition = "sha256:[0-9a-f]{64}"`).Match(src) {
+		t.Fatalf("config after always:\n%s", src)
+	}
+	cfg, diags := config.Load(f.cfgPath, config.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	f.h.Apply(cfg)
+	if res := call(); res.Status != events.CallCompleted {
+		t.Fatalf("unchanged tool after reload: %s", res.Output().Text)
+	}
+
+	// The server swaps slow_write for another tool of the same name.
+	rev := f.h.Manager.Revision()
+	if res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__mutate_tools",
+		Arguments: []byte(`{"add":["slow_write"]}`)}); res.Status != events.CallCompleted {
+		t.Fatalf("mutate: %s", res.Output().Text)
+	}
+	replaced := func() bool {
+		for _, tl := range f.h.Manager.Catalog().Tools {
+			if tl.RawName() == "slow_write" && strings.Contains(tl.Tool.Description, "Added at runtime") {
+				return true
+			}
+		}
+		return false
+	}
+	for !replaced() { // each re-list is a new revision; wait for the next one
+		e, err := f.rec.WaitFor(t.Context(), func(e events.Event) bool {
+			s, ok := e.(events.ServerState)
+			return ok && s.Revision > rev
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rev = e.(events.ServerState).Revision
+	}
+	res := f.h.NewStep("s").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow_write", Arguments: []byte(`{}`)})
+	if res.Status != events.CallCompleted {
+		t.Fatalf("changed tool, allowed for the session: %s", res.Output().Text)
+	}
+	asker.mu.Lock()
+	asked := len(asker.asked)
+	asker.mu.Unlock()
+	if asked != 2 {
+		t.Errorf("asked %d times, want 2: once at first, once after the tool changed", asked)
+	}
+	var changes []events.ApprovalDecision
+	for _, e := range events.Of[events.ApprovalDecision](f.rec) {
+		if e.Definition != "" {
+			changes = append(changes, e)
+		}
+	}
+	if len(changes) != 1 || changes[0].ApprovedDefinition == changes[0].Definition ||
+		!strings.HasPrefix(changes[0].ApprovedDefinition, "sha256:") || !strings.HasPrefix(changes[0].Definition, "sha256:") {
+		t.Errorf("definition change events = %+v, want one with the old and new hashes", changes)
+	}
+}
+
 func TestToolTimeoutReturnsItsText(t *testing.T) {
 	f := newHost(t, nil, "tool_timeout_sec = 0.2")
 	res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow", Arguments: []byte(`{"ms":30000}`)})

@@ -15,25 +15,28 @@ type sessionKey struct {
 // session ("Allow for this session"). It outlives configuration reloads:
 // a reload must not forget what the user allowed for their session.
 type memory struct {
-	mu      sync.Mutex
-	session map[sessionKey]struct{} // guarded by mu
+	mu sync.Mutex
+	// session maps to the definition hash the user approved: the
+	// approval applies only while the tool is unchanged.
+	session map[sessionKey]string // guarded by mu
 }
 
-// remembered says whether the tool is approved for this session.
-func (m *memory) remembered(session, server, tool string) bool {
+// remembered reports the definition hash approved for this session, and
+// whether there is one.
+func (m *memory) remembered(session, server, tool string) (string, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	_, found := m.session[sessionKey{session, toolKey{server, tool}}]
-	return found
+	def, found := m.session[sessionKey{session, toolKey{server, tool}}]
+	return def, found
 }
 
-func (m *memory) rememberSession(session, server, tool string) {
+func (m *memory) rememberSession(session, server, tool, definition string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.session == nil {
-		m.session = make(map[sessionKey]struct{})
+		m.session = make(map[sessionKey]string)
 	}
-	m.session[sessionKey{session, toolKey{server, tool}}] = struct{}{}
+	m.session[sessionKey{session, toolKey{server, tool}}] = definition
 }
 
 func (m *memory) forgetSession(session string) {
@@ -58,21 +61,21 @@ func (m *memory) forgetSession(session string) {
 // with an empty set.
 type persisted struct {
 	mu    sync.Mutex
-	tools map[toolKey]struct{} // guarded by mu
+	tools map[toolKey]string // definition hash approved; guarded by mu
 }
 
-func (a *persisted) has(server, tool string) bool {
+func (a *persisted) get(server, tool string) (string, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	_, found := a.tools[toolKey{server, tool}]
-	return found
+	def, found := a.tools[toolKey{server, tool}]
+	return def, found
 }
 
-func (a *persisted) add(server, tool string) {
+func (a *persisted) add(server, tool, definition string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.tools == nil {
-		a.tools = make(map[toolKey]struct{})
+		a.tools = make(map[toolKey]string)
 	}
-	a.tools[toolKey{server, tool}] = struct{}{}
+	a.tools[toolKey{server, tool}] = definition
 }

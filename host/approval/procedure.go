@@ -49,7 +49,8 @@ type Options struct {
 	// config file (usually a closure over config.RememberToolApproval).
 	// Calls are serialized. nil means the choice is remembered for the
 	// session only.
-	Persist func(server, tool string) error
+	// definition is the tool's DefinitionHash, for approved_definition.
+	Persist func(server, tool, definition string) error
 	// Events receives one events.ApprovalDecision per deciding step, plus
 	// abstentions of hooks. nil = no events.
 	Events events.Sink
@@ -76,7 +77,7 @@ type Procedure struct {
 	post     []PostToolUseHook
 	reviewer Reviewer
 	asker    Asker
-	persist  func(server, tool string) error
+	persist  func(server, tool, definition string) error
 	// noPersist: see Options.NoPersistentApproval.
 	noPersist bool
 	events    events.Sink
@@ -186,7 +187,6 @@ func (p *Procedure) auditRefuses(r Request) (Decision, bool) {
 }
 
 func (p *Procedure) decide(ctx context.Context, r Request) Decision {
-
 	if AutoApproved(p.approval, r.Mode) {
 		why := `approval_mode = "approve"`
 		if r.Mode != config.ModeApprove {
@@ -199,8 +199,10 @@ func (p *Procedure) decide(ctx context.Context, r Request) Decision {
 			fmt.Sprintf("mode %s does not require approval for this tool's annotations", r.Mode), "")
 	}
 	if r.Mode == config.ModeAuto {
-		if p.memory.remembered(r.SessionID, r.Server, r.Tool) {
-			return p.decided(r, Decision{Approved: true, Step: StepSession, By: byHost}, "allowed earlier in this session", "")
+		if approved, ok := p.memory.remembered(r.SessionID, r.Server, r.Tool); ok {
+			if p.sameDefinition(r, StepSession, approved) {
+				return p.decided(r, Decision{Approved: true, Step: StepSession, By: byHost}, "allowed earlier in this session", "")
+			}
 		}
 	}
 	if d, decided := p.runHooks(ctx, r); decided {
@@ -212,11 +214,57 @@ func (p *Procedure) decide(ctx context.Context, r Request) Decision {
 	// A persistent approval answers in the user's place, after the hooks
 	// and the Guardian had their say: it replaces asking the human, never
 	// the policy.
-	if r.Mode == config.ModeRemembered || (r.Mode == config.ModeAuto && p.persisted.has(r.Server, r.Tool)) {
+	if approved, ok := p.persistent(r); ok && p.sameDefinition(r, StepUser, approved) {
 		return p.decided(r, Decision{Approved: true, Step: StepUser, By: byHost},
 			"allowed earlier with \"Allow and don't ask me again\"", "")
 	}
 	return p.askUser(ctx, r)
+}
+
+// persistent returns the definition hash a persistent approval of the
+// tool is bound to ("" = not bound), and whether there is one: mode
+// remembered in the config, or written since it was loaded.
+func (p *Procedure) persistent(r Request) (string, bool) {
+	if r.Mode == config.ModeRemembered {
+		var s config.Server
+		if p.server != nil {
+			s, _ = p.server(r.Server)
+		}
+		return s.Tools[r.Tool].ApprovedDefinition, true
+	}
+	if r.Mode == config.ModeAuto {
+		return p.persisted.get(r.Server, r.Tool)
+	}
+	return "", false
+}
+
+// sameDefinition reports whether a remembered approval still applies:
+// it was bound to no definition, or to the one the tool has now. When
+// the server changed the tool since, the approval lapses and the change
+// is recorded with both hashes, so the audit log shows the "rug pull".
+func (p *Procedure) sameDefinition(r Request, step, approved string) bool {
+	if approved == "" {
+		return true
+	}
+	now := r.definition()
+	if now == approved {
+		return true
+	}
+	p.log.Warn("the tool changed since it was approved; asking again", "server", r.Server, "tool", r.Tool,
+		"approved_definition", approved, "definition", now)
+	if p.events != nil {
+		p.events.Emit(events.ApprovalDecision{
+			At:                 time.Now(),
+			Call:               events.Call{CallID: r.CallID, SessionID: r.SessionID, Server: r.Server, Tool: r.Tool, ModelName: r.ModelName},
+			Step:               step,
+			By:                 byHost,
+			Verdict:            events.VerdictAbstain,
+			Rationale:          "the server changed the tool's definition since it was approved; the approval no longer applies",
+			ApprovedDefinition: approved,
+			Definition:         now,
+		})
+	}
+	return false
 }
 
 // ForgetSession drops what was remembered for one session ("Allow for
@@ -323,7 +371,7 @@ func (p *Procedure) askUser(ctx context.Context, r Request) Decision {
 			Text: nobodyToAskText(r.Server, r.Tool, "no approver is configured for this host")}, "", "")
 	}
 	choices := []Choice{ChoiceAllow}
-	if r.Mode == config.ModeAuto {
+	if r.Mode == config.ModeAuto || r.Mode == config.ModeRemembered {
 		// Remembering makes sense only where the annotations, not the
 		// user's config, asked for approval: prompt and writes modes say
 		// "ask me every time".
@@ -355,7 +403,7 @@ func (p *Procedure) askUser(ctx context.Context, r Request) Decision {
 		p.log.Debug("persistent approval is not allowed here; treating the answer as Allow", "answer", choice.String())
 		choice = ChoiceAllow
 	}
-	if r.Mode != config.ModeAuto && (choice == ChoiceAllowSession || choice == ChoiceAllowAlways) {
+	if r.Mode != config.ModeAuto && r.Mode != config.ModeRemembered && (choice == ChoiceAllowSession || choice == ChoiceAllowAlways) {
 		p.log.Debug("approval mode asks every time; treating a remembering answer as Allow", "mode", r.Mode, "answer", choice.String())
 		choice = ChoiceAllow
 	}
@@ -363,7 +411,7 @@ func (p *Procedure) askUser(ctx context.Context, r Request) Decision {
 	case ChoiceAllow:
 		return p.decided(r, Decision{Approved: true, Step: StepUser, By: byUser}, choice.String(), "")
 	case ChoiceAllowSession:
-		p.memory.rememberSession(r.SessionID, r.Server, r.Tool)
+		p.memory.rememberSession(r.SessionID, r.Server, r.Tool, r.definition())
 		return p.decided(r, Decision{Approved: true, Step: StepUser, By: byUser}, choice.String(), "")
 	case ChoiceAllowAlways:
 		note := choice.String()
@@ -387,20 +435,20 @@ func (p *Procedure) askUser(ctx context.Context, r Request) Decision {
 // for this session too.
 func (p *Procedure) rememberAlways(r Request) error {
 	if p.persist == nil {
-		p.memory.rememberSession(r.SessionID, r.Server, r.Tool)
+		p.memory.rememberSession(r.SessionID, r.Server, r.Tool, r.definition())
 		p.log.Info("no config writer; remembering the approval for this session only", "server", r.Server, "tool", r.Tool)
 		return errors.New("no config file to write to")
 	}
 	p.persistMu.Lock()
-	err := p.persist(r.Server, r.Tool)
+	err := p.persist(r.Server, r.Tool, r.definition())
 	p.persistMu.Unlock()
 	if err != nil {
 		p.log.Warn("could not save \"Allow and don't ask me again\"; remembering it for this session only",
 			"server", r.Server, "tool", r.Tool, "error", err)
-		p.memory.rememberSession(r.SessionID, r.Server, r.Tool)
+		p.memory.rememberSession(r.SessionID, r.Server, r.Tool, r.definition())
 		return err
 	}
-	p.persisted.add(r.Server, r.Tool)
+	p.persisted.add(r.Server, r.Tool, r.definition())
 	return nil
 }
 

@@ -558,7 +558,7 @@ func TestSessionMemoryOnlyInAuto(t *testing.T) {
 			ask := &askCounter{answers: []Choice{tt.answer, ChoiceAllow}}
 			var persisted atomic.Int32
 			p := New(Options{Approval: onRequest, Server: servers(tt.mode), Asker: ask.asker(),
-				Persist: func(string, string) error { persisted.Add(1); return nil }})
+				Persist: func(string, string, string) error { persisted.Add(1); return nil }})
 			for i := range 2 {
 				if d := p.Decide(t.Context(), request("s1", "write_file")); !d.Approved || d.Step != StepUser {
 					t.Fatalf("call %d = %+v, want approved by the user", i, d)
@@ -583,7 +583,7 @@ func TestAllowAlwaysPersists(t *testing.T) {
 	ask := &askCounter{answers: []Choice{ChoiceAllowAlways}}
 	rec := &events.Recorder{}
 	p := New(Options{Approval: onRequest, Server: servers(""), Asker: ask.asker(), Events: rec,
-		Persist: func(server, tool string) error {
+		Persist: func(server, tool, _ string) error {
 			mu.Lock()
 			defer mu.Unlock()
 			calls = append(calls, persistCall{server, tool})
@@ -617,7 +617,7 @@ func TestAllowAlwaysPersists(t *testing.T) {
 func TestReloadRevokesDeletedAllowAlways(t *testing.T) {
 	ask := &askCounter{answers: []Choice{ChoiceAllowSession, ChoiceAllowAlways}}
 	opts := Options{Approval: onRequest, Server: servers(""), Asker: ask.asker(),
-		Persist: func(string, string) error { return nil }}
+		Persist: func(string, string, string) error { return nil }}
 	p := New(opts)
 	if d := p.Decide(t.Context(), request("s-session", "write_file")); !d.Approved {
 		t.Fatalf("Allow for this session = %+v", d)
@@ -702,7 +702,7 @@ func TestNoPersistentApproval(t *testing.T) {
 	var offered [][]Choice
 	var persisted atomic.Int32
 	p := New(Options{Approval: onRequest, Server: servers(""), NoPersistentApproval: true,
-		Persist: func(string, string) error { persisted.Add(1); return nil },
+		Persist: func(string, string, string) error { persisted.Add(1); return nil },
 		Asker: &fakeAsker{AskApprovalF: func(_ context.Context, pr Prompt) (Choice, error) {
 			offered = append(offered, pr.Choices)
 			return ChoiceAllowAlways, nil
@@ -769,7 +769,7 @@ func TestPersistentApprovalNeverOverridesThePolicy(t *testing.T) {
 	}}
 	always := &askCounter{answers: []Choice{ChoiceAllowAlways}}
 	p := New(Options{Approval: onRequest, Server: servers(""), Hooks: []Hook{hook}, Asker: always.asker(),
-		Persist: func(string, string) error { return nil }})
+		Persist: func(string, string, string) error { return nil }})
 	if d := p.Decide(t.Context(), request("s1", "write_file")); !d.Approved {
 		t.Fatalf("Allow always = %+v", d)
 	}
@@ -782,10 +782,10 @@ func TestPersistentApprovalNeverOverridesThePolicy(t *testing.T) {
 func TestAllowAlwaysPersistFailure(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
-		persist func(string, string) error
+		persist func(string, string, string) error
 		note    string
 	}{
-		{"write fails", func(string, string) error { return errors.New("remember tool approval: read-only file system") },
+		{"write fails", func(string, string, string) error { return errors.New("remember tool approval: read-only file system") },
 			"Allow and don't ask me again; not saved to the config file (remember tool approval: read-only file system), remembered for this session only"},
 		{"no writer", nil,
 			"Allow and don't ask me again; not saved to the config file (no config file to write to), remembered for this session only"},
@@ -847,7 +847,7 @@ func TestDecideConcurrent(t *testing.T) {
 		Approval: onRequest,
 		Server:   servers(""),
 		Asker:    &fakeAsker{AskApprovalF: func(context.Context, Prompt) (Choice, error) { return ChoiceAllowAlways, nil }},
-		Persist: func(string, string) error {
+		Persist: func(string, string, string) error {
 			if inFlight.Add(1) > 1 {
 				overlaps.Add(1)
 			}

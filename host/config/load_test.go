@@ -496,7 +496,7 @@ func BenchmarkRememberToolApproval(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := setToolApproval(src, "remember.hcl", "files", "delete_file"); err != nil {
+		if _, _, err := setToolApproval(src, "remember.hcl", "files", "delete_file", ""); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -137,9 +137,10 @@ type rawServer struct {
 }
 
 type rawTool struct {
-	Name         string         `hcl:"name,label"`
-	ApprovalMode *hcl.Attribute `hcl:"approval_mode,optional"`
-	DeclRange    hcl.Range      `hcl:",def_range"`
+	Name               string         `hcl:"name,label"`
+	ApprovalMode       *hcl.Attribute `hcl:"approval_mode,optional"`
+	ApprovedDefinition *hcl.Attribute `hcl:"approved_definition,optional"`
+	DeclRange          hcl.Range      `hcl:",def_range"`
 }
 
 type rawOAuth struct {

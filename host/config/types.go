@@ -318,7 +318,12 @@ type Server struct {
 // ToolConfig is a tool "<raw name>" block inside a server.
 type ToolConfig struct {
 	ApprovalMode ApprovalMode
-	DeclRange    hcl.Range
+	// ApprovedDefinition binds a remembered approval to the tool's
+	// definition ("sha256:<hex>" of name, description, input schema and
+	// annotations, see approval.DefinitionHash): when the server changes
+	// the tool, the approval no longer applies. "" = not bound.
+	ApprovedDefinition string
+	DeclRange          hcl.Range
 }
 
 // OAuth is the oauth block of an HTTP server.

@@ -66,6 +66,7 @@ type fixture struct {
 type setup struct {
 	asker  approval.Asker
 	opts   host.Options
+	audit  string   // the audit setting; "" = audit_log = "audit.jsonl"
 	top    string   // top-level HCL; {{ROOT}} and {{BIN:name}} are replaced
 	server string   // the server's name; "" = demo
 	body   string   // HCL inside the server block
@@ -94,15 +95,18 @@ func startHost(t testing.TB, s setup) *fixture {
 	}
 	args, _ := json.Marshal(append([]string{"--call-log", calls, "--root", root}, s.args...))
 	cfgPath := filepath.Join(dir, "toolgate.hcl")
+	if s.audit == "" {
+		s.audit = `audit_log = "audit.jsonl"`
+	}
 	src := fmt.Sprintf(`# a test config
-audit_log = "audit.jsonl"
+%s
 %s
 server %q {
   command = %q
   args    = %s
   %s
 }
-`, s.top, s.server, testbin.Path(t, "mcp-demo"), args, s.body)
+`, s.audit, s.top, s.server, testbin.Path(t, "mcp-demo"), args, s.body)
 	src = strings.ReplaceAll(src, "{{ROOT}}", root)
 	src = binRef.ReplaceAllStringFunc(src, func(m string) string {
 		return testbin.Path(t, binRef.FindStringSubmatch(m)[1])
@@ -482,32 +486,11 @@ func TestAuditOnErrorDenyRefusesCallsWhileTheLogFails(t *testing.T) {
 		{"deny", "audit {\n  path     = \"/dev/full\"\n  on_error = \"deny\"\n}", events.CallDenied},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			calls := filepath.Join(dir, "calls.jsonl")
-			p := filepath.Join(dir, "toolgate.hcl")
-			src := fmt.Sprintf("%s\nserver \"demo\" {\n  command = %q\n  args = [\"--call-log\", %q]\n}\n",
-				tt.audit, testbin.Path(t, "mcp-demo"), calls)
-			if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			cfg, diags := config.Load(p, config.LoadOptions{})
-			if diags.HasErrors() {
-				t.Fatalf("%v\n%s", diags, src)
-			}
-			h, err := host.New(cfg, host.Options{Asker: &scripted{answers: []approval.Choice{approval.ChoiceAllow}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = h.Close() })
-			h.Start(t.Context())
-			if _, err := h.Manager.WaitStartup(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			res := h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__echo", Arguments: []byte(`{"text":"hi"}`)})
+			f := startHost(t, setup{asker: &scripted{answers: []approval.Choice{approval.ChoiceAllow}}, audit: tt.audit})
+			res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__echo", Arguments: []byte(`{"text":"hi"}`)})
 			if res.Status != tt.want {
 				t.Fatalf("status %s (%s), want %s", res.Status, res.Output().Text, tt.want)
 			}
-			f := &fixture{calls: calls}
 			reached := len(f.serverCalls(t)) > 0
 			if tt.want == events.CallDenied {
 				if reached || !strings.Contains(res.Output().Text, "audit log cannot be written") ||

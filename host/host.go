@@ -37,6 +37,10 @@ type Options struct {
 	// elicitations: a terminal, the gateway's upstream client. nil means
 	// nobody: calls that need a human are denied, elicitations declined.
 	Asker approval.Asker
+	// AskerIsUpstream says the Asker is an upstream client of toolgate
+	// serve: "Allow and don't ask me again" is then offered only with
+	// serve { allow_persistent_approval = true }.
+	AskerIsUpstream bool
 	// Hooks are PermissionRequest hooks, in config order.
 	Hooks []approval.Hook
 	// PreToolUse and PostToolUse hooks, in config order.
@@ -158,9 +162,32 @@ func (h *Host) approvalOptions(cfg *config.Config) approval.Options {
 		Reviewer:    reviewer,
 		Asker:       h.opts.Asker,
 		Persist:     h.rememberApproval,
-		Events:      h.Bus,
-		Logger:      h.log,
+		// The operator decides whether an upstream client may write
+		// persistent approvals into their config.
+		NoPersistentApproval: h.opts.AskerIsUpstream && !cfg.Serve.AllowPersistentApproval,
+		Events:               h.Bus,
+		AuditWritable:        h.auditGate(cfg),
+		Logger:               h.log,
 	}
+}
+
+// auditGate is the approval procedure's audit check: with audit {
+// on_error = "deny" } a call is refused while the audit log cannot be
+// written; otherwise (the default, "log") failures are logged and
+// counted and calls run. The log's path is fixed for the host's life;
+// on_error follows reloads.
+func (h *Host) auditGate(cfg *config.Config) func() error {
+	if cfg.AuditOnError != config.AuditOnErrorDeny {
+		return nil
+	}
+	if h.audit == nil {
+		// A reload added the audit log: it opens only at start, and
+		// "deny" means nothing runs unrecorded.
+		return func() error {
+			return fmt.Errorf("the audit log %s is not open: it was configured after toolgate started; restart toolgate", cfg.AuditLog)
+		}
+	}
+	return h.audit.Writable
 }
 
 func (h *Host) newExecutor(cfg *config.Config) *execution.Executor {
@@ -219,7 +246,9 @@ func (h *Host) NewStep(sessionID string) *exposure.Step {
 // Apply puts a new configuration in force without a restart: servers
 // whose connection settings did not change keep running (see
 // manager.Manager.Apply); approval, execution and exposure settings apply
-// to new steps; what the user allowed this session is kept. The audit log
+// to new steps; what the user allowed for a session is kept, while
+// persistent approvals come from cfg alone (one deleted from the file is
+// revoked, see approval.Procedure.Reconfigured). The audit log
 // path is fixed for the life of the host.
 func (h *Host) Apply(cfg *config.Config) manager.ApplyResult {
 	h.mu.Lock()
@@ -242,14 +271,14 @@ func (h *Host) Apply(cfg *config.Config) manager.ApplyResult {
 
 // rememberApproval writes approval_mode = "approve" for a tool into the
 // file that defines its server.
-func (h *Host) rememberApproval(server, tool string) error {
+func (h *Host) rememberApproval(server, tool, definition string) error {
 	s, ok := h.Config().Server(server)
 	if !ok || s.DeclRange.Filename == "" {
 		return fmt.Errorf("server %q has no config file to write to", server)
 	}
 	h.persistMu.Lock()
 	defer h.persistMu.Unlock()
-	return config.RememberToolApproval(s.DeclRange.Filename, server, tool)
+	return config.RememberToolApproval(s.DeclRange.Filename, server, tool, definition)
 }
 
 // Close stops every server and process, then flushes and closes the

@@ -66,6 +66,7 @@ type fixture struct {
 type setup struct {
 	asker  approval.Asker
 	opts   host.Options
+	audit  string   // the audit setting; "" = audit_log = "audit.jsonl"
 	top    string   // top-level HCL; {{ROOT}} and {{BIN:name}} are replaced
 	server string   // the server's name; "" = demo
 	body   string   // HCL inside the server block
@@ -94,15 +95,18 @@ func startHost(t testing.TB, s setup) *fixture {
 	}
 	args, _ := json.Marshal(append([]string{"--call-log", calls, "--root", root}, s.args...))
 	cfgPath := filepath.Join(dir, "toolgate.hcl")
+	if s.audit == "" {
+		s.audit = `audit_log = "audit.jsonl"`
+	}
 	src := fmt.Sprintf(`# a test config
-audit_log = "audit.jsonl"
+%s
 %s
 server %q {
   command = %q
   args    = %s
   %s
 }
-`, s.top, s.server, testbin.Path(t, "mcp-demo"), args, s.body)
+`, s.audit, s.top, s.server, testbin.Path(t, "mcp-demo"), args, s.body)
 	src = strings.ReplaceAll(src, "{{ROOT}}", root)
 	src = binRef.ReplaceAllStringFunc(src, func(m string) string {
 		return testbin.Path(t, binRef.FindStringSubmatch(m)[1])
@@ -411,7 +415,7 @@ func TestAllowAlwaysIsWrittenToTheConfig(t *testing.T) {
 	}
 	src, _ := os.ReadFile(f.cfgPath)
 	if !strings.Contains(string(src), "# a test config") || !strings.Contains(string(src), `tool "slow_write"`) ||
-		!strings.Contains(string(src), `approval_mode = "approve"`) {
+		!strings.Contains(string(src), `approval_mode = "remembered"`) {
 		t.Fatalf("config after always:\n%s", src)
 	}
 	// And a fresh load of the file approves without asking.
@@ -420,8 +424,187 @@ func TestAllowAlwaysIsWrittenToTheConfig(t *testing.T) {
 		t.Fatal(diags)
 	}
 	s, _ := cfg.Server("demo")
-	if approval.ResolveMode(s, "slow_write") != config.ModeApprove {
+	if approval.ResolveMode(s, "slow_write") != config.ModeRemembered {
 		t.Errorf("reloaded mode = %s", approval.ResolveMode(s, "slow_write"))
+	}
+}
+
+// TestDeletingAllowAlwaysAndReloadingRevokesIt: the operator removes the
+// approval_mode = "remembered" that "Allow and don't ask me again" wrote and
+// reloads; the next call, even in the session that granted it, asks again.
+func TestDeletingAllowAlwaysAndReloadingRevokesIt(t *testing.T) {
+	asker := &scripted{answers: []approval.Choice{approval.ChoiceAllowAlways, approval.ChoiceDecline}}
+	f := newHost(t, asker, "")
+	call := func(step *exposure.Step) exposure.CallResult {
+		return step.Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow_write", Arguments: []byte(`{"ms":1}`)})
+	}
+	granted := f.h.NewStep("granting-session")
+	if res := call(granted); res.Status != events.CallCompleted {
+		t.Fatal(res.Output().Text)
+	}
+	src, err := os.ReadFile(f.cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := regexp.MustCompile(`(?s)\n\s*tool "slow_write" \{[^}]*approval_mode = "remembered"[^}]*\}`)
+	if !block.Match(src) {
+		t.Fatalf("config after always has no approve block:\n%s", src)
+	}
+	if err := os.WriteFile(f.cfgPath, block.ReplaceAll(src, nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := config.Load(f.cfgPath, config.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	f.h.Apply(cfg)
+
+	if res := call(f.h.NewStep("granting-session")); res.Status != events.CallDenied {
+		t.Fatalf("after revocation: %s %s, want asked again and declined", res.Status, res.Output().Text)
+	}
+	asker.mu.Lock()
+	defer asker.mu.Unlock()
+	if len(asker.asked) != 2 {
+		t.Errorf("asked %d times, want 2: the revoked approval must ask again", len(asker.asked))
+	}
+}
+
+// TestAuditOnErrorDenyRefusesCallsWhileTheLogFails: with audit {
+// on_error = "deny" } a call whose records cannot be written never
+// reaches the server; by default (and with on_error = "log") it runs as
+// before. /dev/full makes every write fail.
+func TestAuditOnErrorDenyRefusesCallsWhileTheLogFails(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("needs /dev/full to make audit writes fail")
+	}
+	for _, tt := range []struct {
+		name, audit string
+		want        string
+	}{
+		{"default", `audit_log = "/dev/full"`, events.CallCompleted},
+		{"log", "audit {\n  path     = \"/dev/full\"\n  on_error = \"log\"\n}", events.CallCompleted},
+		{"deny", "audit {\n  path     = \"/dev/full\"\n  on_error = \"deny\"\n}", events.CallDenied},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := startHost(t, setup{asker: &scripted{answers: []approval.Choice{approval.ChoiceAllow}}, audit: tt.audit})
+			res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__echo", Arguments: []byte(`{"text":"hi"}`)})
+			if res.Status != tt.want {
+				t.Fatalf("status %s (%s), want %s", res.Status, res.Output().Text, tt.want)
+			}
+			reached := len(f.serverCalls(t)) > 0
+			if tt.want == events.CallDenied {
+				if reached || !strings.Contains(res.Output().Text, "audit log cannot be written") ||
+					!strings.Contains(res.Output().Text, "no space left on device") {
+					t.Errorf("refused call: reached the server %v, text %q", reached, res.Output().Text)
+				}
+			} else if !reached {
+				t.Error("the call did not reach the server")
+			}
+		})
+	}
+}
+
+// TestUpstreamClientsMayNotPersistApprovalsUnlessAllowed: in toolgate
+// serve the approval form's "don't ask me again" would rewrite the
+// operator's config; it is offered only with serve {
+// allow_persistent_approval = true }.
+func TestUpstreamClientsMayNotPersistApprovalsUnlessAllowed(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		top     string
+		persist bool
+	}{
+		{"default", "", false},
+		{"allowed by the operator", "serve {\n  allow_persistent_approval = true\n}", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			asker := &scripted{answers: []approval.Choice{approval.ChoiceAllowAlways}}
+			f := startHost(t, setup{asker: asker, top: tt.top, opts: host.Options{AskerIsUpstream: true}})
+			res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow_write", Arguments: []byte(`{"ms":1}`)})
+			if res.Status != events.CallCompleted {
+				t.Fatal(res.Output().Text)
+			}
+			if offered := slices.Contains(asker.asked[0].Choices, approval.ChoiceAllowAlways); offered != tt.persist {
+				t.Errorf("\"don't ask me again\" offered = %v, want %v (choices %v)", offered, tt.persist, asker.asked[0].Choices)
+			}
+			src, _ := os.ReadFile(f.cfgPath)
+			if written := strings.Contains(string(src), `approval_mode = "remembered"`); written != tt.persist {
+				t.Errorf("config written = %v, want %v:\n%s", written, tt.persist, src)
+			}
+		})
+	}
+}
+
+// TestChangedToolDefinitionVoidsItsApproval: "Allow and don't ask me
+// again" is bound to the tool's definition. When the server replaces the
+// tool (a "rug pull"), the next call asks again, and the audit trail has
+// the approved and the new definition hashes.
+func TestChangedToolDefinitionVoidsItsApproval(t *testing.T) {
+	asker := &scripted{answers: []approval.Choice{approval.ChoiceAllowAlways, approval.ChoiceAllowSession, approval.ChoiceDecline}}
+	f := newHost(t, asker, `tool "mutate_tools" { approval_mode = "approve" }`)
+	call := func() exposure.CallResult {
+		return f.h.NewStep("s").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow_write", Arguments: []byte(`{"ms":1}`)})
+	}
+	if res := call(); res.Status != events.CallCompleted {
+		t.Fatal(res.Output().Text)
+	}
+	// The file now binds the approval to the definition; reload it.
+	src, _ := os.ReadFile(f.cfgPath)
+	if !regexp.MustCompile(`approved_definition = "sha256:[0-9a-f]{64}"`).Match(src) {
+		t.Fatalf("config after always:\n%s", src)
+	}
+	cfg, diags := config.Load(f.cfgPath, config.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	f.h.Apply(cfg)
+	if res := call(); res.Status != events.CallCompleted {
+		t.Fatalf("unchanged tool after reload: %s", res.Output().Text)
+	}
+
+	// The server swaps slow_write for another tool of the same name.
+	rev := f.h.Manager.Revision()
+	if res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__mutate_tools",
+		Arguments: []byte(`{"add":["slow_write"]}`)}); res.Status != events.CallCompleted {
+		t.Fatalf("mutate: %s", res.Output().Text)
+	}
+	replaced := func() bool {
+		for _, tl := range f.h.Manager.Catalog().Tools {
+			if tl.RawName() == "slow_write" && strings.Contains(tl.Tool.Description, "Added at runtime") {
+				return true
+			}
+		}
+		return false
+	}
+	for !replaced() { // each re-list is a new revision; wait for the next one
+		e, err := f.rec.WaitFor(t.Context(), func(e events.Event) bool {
+			s, ok := e.(events.ServerState)
+			return ok && s.Revision > rev
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rev = e.(events.ServerState).Revision
+	}
+	res := f.h.NewStep("s").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow_write", Arguments: []byte(`{}`)})
+	if res.Status != events.CallCompleted {
+		t.Fatalf("changed tool, allowed for the session: %s", res.Output().Text)
+	}
+	asker.mu.Lock()
+	asked := len(asker.asked)
+	asker.mu.Unlock()
+	if asked != 2 {
+		t.Errorf("asked %d times, want 2: once at first, once after the tool changed", asked)
+	}
+	var changes []events.ApprovalDecision
+	for _, e := range events.Of[events.ApprovalDecision](f.rec) {
+		if e.Definition != "" {
+			changes = append(changes, e)
+		}
+	}
+	if len(changes) != 1 || changes[0].ApprovedDefinition == changes[0].Definition ||
+		!strings.HasPrefix(changes[0].ApprovedDefinition, "sha256:") || !strings.HasPrefix(changes[0].Definition, "sha256:") {
+		t.Errorf("definition change events = %+v, want one with the old and new hashes", changes)
 	}
 }
 

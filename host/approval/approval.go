@@ -23,6 +23,10 @@ type Request struct {
 	// (which the annotation rule treats as "may be destructive").
 	Annotations        *mcp.ToolAnnotations
 	Title, Description string
+	// InputSchema is the tool's input schema; with the raw name,
+	// Description and Annotations it makes the definition a remembered
+	// approval is bound to (see [DefinitionHash]).
+	InputSchema any
 
 	// Mode and Policy are filled in by [Procedure.Decide] before hooks,
 	// the reviewer and the user see the request, so they can tell how the
@@ -43,6 +47,9 @@ const (
 	// StepPreToolUse is a PreToolUse hook blocking or rewriting a call
 	// before the procedure.
 	StepPreToolUse = "pre_tool_use"
+	// StepAudit is the host refusing a call because the audit log cannot
+	// be written (audit { on_error = "deny" }).
+	StepAudit = "audit"
 )
 
 // Decision is the procedure's verdict on one call. The zero value is a

@@ -24,7 +24,7 @@ func BenchmarkDecide(b *testing.B) {
 	b.Run("session-memory", func(b *testing.B) {
 		p := New(Options{Approval: onRequest, Server: servers(""), Events: events.SinkFunc(func(events.Event) {})})
 		for i := range 1000 {
-			p.memory.rememberSession(fmt.Sprintf("s%d", i), "files", "write_file")
+			p.memory.rememberSession(fmt.Sprintf("s%d", i), "files", "write_file", "")
 		}
 		r := request("s500", "write_file")
 		for b.Loop() {

@@ -22,8 +22,10 @@
 // "skip"; a reviewer that errors or answers nonsense denies.
 //
 // Concurrency: a [Procedure] is safe for concurrent use. Its only mutable
-// state is the approval memory (one small mutex-guarded map set) and a
-// mutex that serializes Persist. Hooks, the reviewer and the Asker may be
+// state is the approval memory (mutex-guarded sets: "for this session",
+// shared across reloads, and "don't ask me again" written since the
+// config in force was loaded, not shared) and a mutex that serializes
+// Persist. Hooks, the reviewer and the Asker may be
 // called concurrently for different calls.
 //
 // Examples: [New] builds the procedure a front end uses (an Asker, a

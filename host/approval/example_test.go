@@ -51,9 +51,9 @@ func ExampleNew() {
 	proc := approval.New(approval.Options{
 		Approval: config.Approval{Policy: config.PolicyOnRequest, Permissions: config.PermWorkspaceWrite},
 		Asker:    scriptedAsker{answer: approval.ChoiceAllowSession},
-		Persist: func(server, tool string) error {
+		Persist: func(server, tool, definition string) error {
 			// toolgate writes it into the server's block:
-			// config.RememberToolApproval(file, server, tool).
+			// config.RememberToolApproval(file, server, tool, definition).
 			return nil
 		},
 	})

@@ -38,14 +38,27 @@ type Options struct {
 	// calls that reach the user step are denied with a text saying how to
 	// configure an approver.
 	Asker Asker
+	// NoPersistentApproval withholds "Allow and don't ask me again" from
+	// the user path: it is not offered, and such an answer counts as
+	// Allow. toolgate serve sets it unless the operator enabled serve {
+	// allow_persistent_approval }, because there the answer comes from
+	// an upstream client and would rewrite the operator's config for
+	// every session.
+	NoPersistentApproval bool
 	// Persist writes "Allow and don't ask me again" for a tool to the
 	// config file (usually a closure over config.RememberToolApproval).
 	// Calls are serialized. nil means the choice is remembered for the
 	// session only.
-	Persist func(server, tool string) error
+	// definition is the tool's DefinitionHash, for approved_definition.
+	Persist func(server, tool, definition string) error
 	// Events receives one events.ApprovalDecision per deciding step, plus
 	// abstentions of hooks. nil = no events.
 	Events events.Sink
+	// AuditWritable, when set, is consulted before the procedure runs
+	// and again after it approved: an error denies the call (audit {
+	// on_error = "deny" }: nothing runs unrecorded). nil = calls never
+	// wait on the audit log.
+	AuditWritable func() error
 	// Logger; nil = no logging.
 	Logger hclog.Logger
 }
@@ -64,17 +77,23 @@ type Procedure struct {
 	post     []PostToolUseHook
 	reviewer Reviewer
 	asker    Asker
-	persist  func(server, tool string) error
-	events   events.Sink
-	log      hclog.Logger
+	persist  func(server, tool, definition string) error
+	// noPersist: see Options.NoPersistentApproval.
+	noPersist bool
+	events    events.Sink
+	audit     func() error
+	log       hclog.Logger
 
 	// persistMu serializes Persist: two writes to the same config file
 	// at once would lose one of them. Shared with reconfigured copies.
 	persistMu *sync.Mutex
 
 	// memory is shared with reconfigured copies: a config reload must not
-	// forget what the user allowed.
+	// forget what the user allowed for a session.
 	memory *memory
+	// persisted is not shared: approvals written to the config file are
+	// read back from it on a reload, and one deleted from it is revoked.
+	persisted *persisted
 }
 
 // New returns a Procedure. It does not start anything.
@@ -92,17 +111,24 @@ func New(opts Options) *Procedure {
 		reviewer:  opts.Reviewer,
 		asker:     opts.Asker,
 		persist:   opts.Persist,
+		noPersist: opts.NoPersistentApproval,
 		events:    opts.Events,
+		audit:     opts.AuditWritable,
 		log:       log.Named("approval"),
 		persistMu: &sync.Mutex{},
 		memory:    &memory{},
+		persisted: &persisted{},
 	}
 }
 
 // Reconfigured returns a Procedure with new options that shares p's
-// memory of remembered approvals, for a configuration reload: the new
+// memory of "Allow for this session", for a configuration reload: the new
 // policy, hooks and reviewer apply to new calls, and nothing the user
-// allowed is forgotten. p keeps working for calls already in flight.
+// allowed for a session is forgotten. Persistent approvals ("Allow and
+// don't ask me again") come from the new configuration only: the file
+// they were written to is their record, so one the operator deleted
+// before the reload is revoked at once. p keeps working for calls
+// already in flight.
 func (p *Procedure) Reconfigured(opts Options) *Procedure {
 	n := New(opts)
 	n.memory, n.persistMu = p.memory, p.persistMu
@@ -123,14 +149,44 @@ const byUser = "user"
 //  5. PermissionRequest hooks in order: a deny wins at once, else an
 //     allow approves; a failing hook denies unless its on_error is skip;
 //  6. the Guardian, with reviewer = guardian and policy on-request;
-//  7. the user, through the Asker (policy never denies instead).
+//  7. the user: a persistent approval ("Allow and don't ask me again",
+//     mode remembered) answers for them; else the Asker (policy never
+//     denies instead).
 //
 // Decide never fails: every problem becomes a denial whose Text tells the
 // model (and the user reading along) what happened and what to change.
 func (p *Procedure) Decide(ctx context.Context, r Request) Decision {
 	r.Mode = p.mode(r.Server, r.Tool)
 	r.Policy = p.approval.Policy
+	// Checked first so nobody is asked about a call that cannot run, and
+	// again after an approval: a prompt may have waited for minutes.
+	if d, refused := p.auditRefuses(r); refused {
+		return d
+	}
+	d := p.decide(ctx, r)
+	if d.Approved {
+		if refused, ok := p.auditRefuses(r); ok {
+			return refused
+		}
+	}
+	return d
+}
 
+// auditRefuses denies the call when an audit gate is configured and the
+// audit log cannot be written.
+func (p *Procedure) auditRefuses(r Request) (Decision, bool) {
+	if p.audit == nil {
+		return Decision{}, false
+	}
+	err := p.audit()
+	if err == nil {
+		return Decision{}, false
+	}
+	p.log.Warn("audit log cannot be written; refusing the call (audit on_error = \"deny\")", "call_id", r.CallID, "error", err)
+	return p.decided(r, Decision{Step: StepAudit, By: byHost, Text: auditFailedText(err)}, "", ""), true
+}
+
+func (p *Procedure) decide(ctx context.Context, r Request) Decision {
 	if AutoApproved(p.approval, r.Mode) {
 		why := `approval_mode = "approve"`
 		if r.Mode != config.ModeApprove {
@@ -143,12 +199,10 @@ func (p *Procedure) Decide(ctx context.Context, r Request) Decision {
 			fmt.Sprintf("mode %s does not require approval for this tool's annotations", r.Mode), "")
 	}
 	if r.Mode == config.ModeAuto {
-		if ok, always := p.memory.remembered(r.SessionID, r.Server, r.Tool); ok {
-			why := "allowed earlier in this session"
-			if always {
-				why = "allowed earlier with \"Allow and don't ask me again\""
+		if approved, ok := p.memory.remembered(r.SessionID, r.Server, r.Tool); ok {
+			if p.sameDefinition(r, StepSession, approved) {
+				return p.decided(r, Decision{Approved: true, Step: StepSession, By: byHost}, "allowed earlier in this session", "")
 			}
-			return p.decided(r, Decision{Approved: true, Step: StepSession, By: byHost}, why, "")
 		}
 	}
 	if d, decided := p.runHooks(ctx, r); decided {
@@ -157,12 +211,65 @@ func (p *Procedure) Decide(ctx context.Context, r Request) Decision {
 	if p.approval.Reviewer == config.ReviewerGuardian && p.approval.Policy == config.PolicyOnRequest {
 		return p.review(ctx, r)
 	}
+	// A persistent approval answers in the user's place, after the hooks
+	// and the Guardian had their say: it replaces asking the human, never
+	// the policy.
+	if approved, ok := p.persistent(r); ok && p.sameDefinition(r, StepUser, approved) {
+		return p.decided(r, Decision{Approved: true, Step: StepUser, By: byHost},
+			"allowed earlier with \"Allow and don't ask me again\"", "")
+	}
 	return p.askUser(ctx, r)
+}
+
+// persistent returns the definition hash a persistent approval of the
+// tool is bound to ("" = not bound), and whether there is one: mode
+// remembered in the config, or written since it was loaded.
+func (p *Procedure) persistent(r Request) (string, bool) {
+	if r.Mode == config.ModeRemembered {
+		var s config.Server
+		if p.server != nil {
+			s, _ = p.server(r.Server)
+		}
+		return s.Tools[r.Tool].ApprovedDefinition, true
+	}
+	if r.Mode == config.ModeAuto {
+		return p.persisted.get(r.Server, r.Tool)
+	}
+	return "", false
+}
+
+// sameDefinition reports whether a remembered approval still applies:
+// it was bound to no definition, or to the one the tool has now. When
+// the server changed the tool since, the approval lapses and the change
+// is recorded with both hashes, so the audit log shows the "rug pull".
+func (p *Procedure) sameDefinition(r Request, step, approved string) bool {
+	if approved == "" {
+		return true
+	}
+	now := r.definition()
+	if now == approved {
+		return true
+	}
+	p.log.Warn("the tool changed since it was approved; asking again", "server", r.Server, "tool", r.Tool,
+		"approved_definition", approved, "definition", now)
+	if p.events != nil {
+		p.events.Emit(events.ApprovalDecision{
+			At:                 time.Now(),
+			Call:               events.Call{CallID: r.CallID, SessionID: r.SessionID, Server: r.Server, Tool: r.Tool, ModelName: r.ModelName},
+			Step:               step,
+			By:                 byHost,
+			Verdict:            events.VerdictAbstain,
+			Rationale:          "the server changed the tool's definition since it was approved; the approval no longer applies",
+			ApprovedDefinition: approved,
+			Definition:         now,
+		})
+	}
+	return false
 }
 
 // ForgetSession drops what was remembered for one session ("Allow for
 // this session"). Front ends call it when a session ends so the memory
-// does not grow without bound. Process-wide approvals stay.
+// does not grow without bound. Persistent approvals are not affected.
 func (p *Procedure) ForgetSession(sessionID string) {
 	p.memory.forgetSession(sessionID)
 }
@@ -264,11 +371,14 @@ func (p *Procedure) askUser(ctx context.Context, r Request) Decision {
 			Text: nobodyToAskText(r.Server, r.Tool, "no approver is configured for this host")}, "", "")
 	}
 	choices := []Choice{ChoiceAllow}
-	if r.Mode == config.ModeAuto {
+	if r.Mode == config.ModeAuto || r.Mode == config.ModeRemembered {
 		// Remembering makes sense only where the annotations, not the
 		// user's config, asked for approval: prompt and writes modes say
 		// "ask me every time".
-		choices = append(choices, ChoiceAllowSession, ChoiceAllowAlways)
+		choices = append(choices, ChoiceAllowSession)
+		if !p.noPersist {
+			choices = append(choices, ChoiceAllowAlways)
+		}
 	}
 	choices = append(choices, ChoiceDecline, ChoiceCancel)
 
@@ -289,7 +399,11 @@ func (p *Procedure) askUser(ctx context.Context, r Request) Decision {
 		return p.decided(r, Decision{Step: StepUser, By: byHost, Text: askFailedText(err)}, "", "")
 	}
 
-	if r.Mode != config.ModeAuto && (choice == ChoiceAllowSession || choice == ChoiceAllowAlways) {
+	if choice == ChoiceAllowAlways && p.noPersist {
+		p.log.Debug("persistent approval is not allowed here; treating the answer as Allow", "answer", choice.String())
+		choice = ChoiceAllow
+	}
+	if r.Mode != config.ModeAuto && r.Mode != config.ModeRemembered && (choice == ChoiceAllowSession || choice == ChoiceAllowAlways) {
 		p.log.Debug("approval mode asks every time; treating a remembering answer as Allow", "mode", r.Mode, "answer", choice.String())
 		choice = ChoiceAllow
 	}
@@ -297,7 +411,7 @@ func (p *Procedure) askUser(ctx context.Context, r Request) Decision {
 	case ChoiceAllow:
 		return p.decided(r, Decision{Approved: true, Step: StepUser, By: byUser}, choice.String(), "")
 	case ChoiceAllowSession:
-		p.memory.rememberSession(r.SessionID, r.Server, r.Tool)
+		p.memory.rememberSession(r.SessionID, r.Server, r.Tool, r.definition())
 		return p.decided(r, Decision{Approved: true, Step: StepUser, By: byUser}, choice.String(), "")
 	case ChoiceAllowAlways:
 		note := choice.String()
@@ -314,23 +428,27 @@ func (p *Procedure) askUser(ctx context.Context, r Request) Decision {
 }
 
 // rememberAlways persists "Allow and don't ask me again" and remembers it
-// process-wide. When it cannot be saved, the user still gets what they
-// can: no more questions in this session.
+// until the next reload reads it back from the file. When it cannot be
+// saved, the user still gets what they can: no more questions in this
+// session. A saved approval is deliberately not also remembered for the
+// session, so that deleting it from the file and reloading revokes it
+// for this session too.
 func (p *Procedure) rememberAlways(r Request) error {
-	p.memory.rememberSession(r.SessionID, r.Server, r.Tool)
 	if p.persist == nil {
+		p.memory.rememberSession(r.SessionID, r.Server, r.Tool, r.definition())
 		p.log.Info("no config writer; remembering the approval for this session only", "server", r.Server, "tool", r.Tool)
 		return errors.New("no config file to write to")
 	}
 	p.persistMu.Lock()
-	err := p.persist(r.Server, r.Tool)
+	err := p.persist(r.Server, r.Tool, r.definition())
 	p.persistMu.Unlock()
 	if err != nil {
 		p.log.Warn("could not save \"Allow and don't ask me again\"; remembering it for this session only",
 			"server", r.Server, "tool", r.Tool, "error", err)
+		p.memory.rememberSession(r.SessionID, r.Server, r.Tool, r.definition())
 		return err
 	}
-	p.memory.rememberAlways(r.Server, r.Tool)
+	p.persisted.add(r.Server, r.Tool, r.definition())
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -557,7 +558,7 @@ func TestSessionMemoryOnlyInAuto(t *testing.T) {
 			ask := &askCounter{answers: []Choice{tt.answer, ChoiceAllow}}
 			var persisted atomic.Int32
 			p := New(Options{Approval: onRequest, Server: servers(tt.mode), Asker: ask.asker(),
-				Persist: func(string, string) error { persisted.Add(1); return nil }})
+				Persist: func(string, string, string) error { persisted.Add(1); return nil }})
 			for i := range 2 {
 				if d := p.Decide(t.Context(), request("s1", "write_file")); !d.Approved || d.Step != StepUser {
 					t.Fatalf("call %d = %+v, want approved by the user", i, d)
@@ -582,7 +583,7 @@ func TestAllowAlwaysPersists(t *testing.T) {
 	ask := &askCounter{answers: []Choice{ChoiceAllowAlways}}
 	rec := &events.Recorder{}
 	p := New(Options{Approval: onRequest, Server: servers(""), Asker: ask.asker(), Events: rec,
-		Persist: func(server, tool string) error {
+		Persist: func(server, tool, _ string) error {
 			mu.Lock()
 			defer mu.Unlock()
 			calls = append(calls, persistCall{server, tool})
@@ -593,7 +594,7 @@ func TestAllowAlwaysPersists(t *testing.T) {
 		t.Fatalf("first call = %+v, want approved by the user", d)
 	}
 	d := p.Decide(t.Context(), request("s-new", "write_file"))
-	if want := (Decision{Approved: true, Step: "session", By: "host"}); d != want {
+	if want := (Decision{Approved: true, Step: StepUser, By: "host"}); d != want {
 		t.Errorf("call in a new session = %+v, want %+v", d, want)
 	}
 	if diff := cmp.Diff([]persistCall{{"files", "write_file"}}, calls); diff != "" {
@@ -608,13 +609,183 @@ func TestAllowAlwaysPersists(t *testing.T) {
 	}
 }
 
+// TestReloadRevokesDeletedAllowAlways pins revocation: once the config
+// is reloaded, the file is the only record of "Allow and don't ask me
+// again", so an approval the operator deleted asks again at once, in
+// every session, including the one that granted it. Session approvals
+// survive the reload.
+func TestReloadRevokesDeletedAllowAlways(t *testing.T) {
+	ask := &askCounter{answers: []Choice{ChoiceAllowSession, ChoiceAllowAlways}}
+	opts := Options{Approval: onRequest, Server: servers(""), Asker: ask.asker(),
+		Persist: func(string, string, string) error { return nil }}
+	p := New(opts)
+	if d := p.Decide(t.Context(), request("s-session", "write_file")); !d.Approved {
+		t.Fatalf("Allow for this session = %+v", d)
+	}
+	if d := p.Decide(t.Context(), request("s1", "write_file")); !d.Approved || d.Step != StepUser {
+		t.Fatalf("Allow always = %+v", d)
+	}
+	if d := p.Decide(t.Context(), request("s2", "write_file")); !d.Approved || d.By != "host" {
+		t.Fatalf("before the reload = %+v, want remembered", d)
+	}
+
+	// The reloaded file does not say approve for write_file (servers("")).
+	p = p.Reconfigured(opts)
+	for _, session := range []string{"s1", "s2"} {
+		if d := p.Decide(t.Context(), request(session, "write_file")); d.Approved {
+			t.Errorf("session %s after the approval was deleted and reloaded = %+v, want asked again (and declined)", session, d)
+		}
+	}
+	if n := ask.count(); n != 4 {
+		t.Errorf("asked %d times, want 4 (twice before the reload, once per session after)", n)
+	}
+	if d := p.Decide(t.Context(), request("s-session", "write_file")); !d.Approved || d.Step != StepSession {
+		t.Errorf("Allow for this session after a reload = %+v, want still remembered", d)
+	}
+
+	// A reload whose file keeps the approval approves through the mode.
+	p = p.Reconfigured(Options{Approval: onRequest, Server: servers(config.ModeApprove)})
+	if d := p.Decide(t.Context(), request("s3", "write_file")); !d.Approved || d.Step != StepMode {
+		t.Errorf("reloaded with approve in the file = %+v, want approved by the mode", d)
+	}
+}
+
+// TestAuditGateRefusesCalls: with an audit gate (audit { on_error =
+// "deny" }), a call is refused while the audit log cannot be written —
+// before anyone is asked, and again when the log broke while the user was
+// deciding. A writable log changes nothing.
+func TestAuditGateRefusesCalls(t *testing.T) {
+	var broken atomic.Bool
+	gate := func() error {
+		if broken.Load() {
+			return errors.New("audit log /var/log/tg.jsonl: write tool_call_begin event: no space left on device")
+		}
+		return nil
+	}
+	ask := &askCounter{answers: []Choice{ChoiceAllow, ChoiceAllow}}
+	p := New(Options{Approval: onRequest, Server: servers(""), Asker: ask.asker(), AuditWritable: gate})
+
+	if d := p.Decide(t.Context(), request("s1", "write_file")); !d.Approved {
+		t.Fatalf("writable log: %+v, want approved", d)
+	}
+	broken.Store(true)
+	d := p.Decide(t.Context(), request("s1", "write_file"))
+	if d.Approved || d.Step != StepAudit || d.By != "host" ||
+		!strings.Contains(d.Text, "audit log cannot be written (audit log /var/log/tg.jsonl: write tool_call_begin event: no space left on device)") {
+		t.Fatalf("failing log: %+v, want refused by the host at the audit step", d)
+	}
+	if n := ask.count(); n != 1 {
+		t.Errorf("asked %d times, want 1: nobody is asked about a call that cannot run", n)
+	}
+	// Auto-approved calls are refused too.
+	p = New(Options{Approval: onRequest, Server: servers(config.ModeApprove), AuditWritable: gate})
+	if d := p.Decide(t.Context(), request("s1", "write_file")); d.Approved || d.Step != StepAudit {
+		t.Errorf("approve mode with a failing log: %+v, want refused", d)
+	}
+
+	// The log breaks while the user is deciding.
+	broken.Store(false)
+	p = New(Options{Approval: onRequest, Server: servers(""), AuditWritable: gate, Asker: &fakeAsker{
+		AskApprovalF: func(context.Context, Prompt) (Choice, error) {
+			broken.Store(true)
+			return ChoiceAllow, nil
+		}}})
+	if d := p.Decide(t.Context(), request("s1", "write_file")); d.Approved || d.Step != StepAudit {
+		t.Errorf("log broke during the prompt: %+v, want refused", d)
+	}
+}
+
+// TestNoPersistentApproval: where the operator has not allowed it, "Allow
+// and don't ask me again" is not offered, and a client that answers it
+// anyway gets a one-time Allow: nothing is written or remembered.
+func TestNoPersistentApproval(t *testing.T) {
+	var offered [][]Choice
+	var persisted atomic.Int32
+	p := New(Options{Approval: onRequest, Server: servers(""), NoPersistentApproval: true,
+		Persist: func(string, string, string) error { persisted.Add(1); return nil },
+		Asker: &fakeAsker{AskApprovalF: func(_ context.Context, pr Prompt) (Choice, error) {
+			offered = append(offered, pr.Choices)
+			return ChoiceAllowAlways, nil
+		}}})
+	for range 2 {
+		if d := p.Decide(t.Context(), request("s1", "write_file")); !d.Approved || d.Step != StepUser {
+			t.Fatalf("decision = %+v, want approved once by the user", d)
+		}
+	}
+	want := []Choice{ChoiceAllow, ChoiceAllowSession, ChoiceDecline, ChoiceCancel}
+	if diff := cmp.Diff([][]Choice{want, want}, offered); diff != "" {
+		t.Errorf("offered choices (-want +got):\n%s", diff)
+	}
+	if n := persisted.Load(); n != 0 {
+		t.Errorf("Persist called %d times, want 0", n)
+	}
+}
+
+// TestPersistentApprovalNeverOverridesThePolicy: "Allow and don't ask me
+// again" (mode remembered in the file, or not yet reloaded) replaces
+// asking the human, never a permission hook's or the Guardian's deny. The
+// operator's own approval_mode = "approve" still skips them.
+func TestPersistentApprovalNeverOverridesThePolicy(t *testing.T) {
+	denyHook := &fakeHook{NameV: "policy", PermissionRequestF: func(context.Context, Request) (HookVerdict, error) {
+		return HookVerdict{Decision: HookDeny, Message: "not on Fridays"}, nil
+	}}
+	denyGuardian := &fakeReviewer{NameV: "guardian", ReviewF: func(context.Context, Request) (Assessment, error) {
+		return Assessment{Outcome: OutcomeDeny, Rationale: "too risky"}, nil
+	}}
+	ask := &askCounter{}
+	for _, tt := range []struct {
+		name string
+		opts Options
+		want Decision
+	}{
+		{"remembered, no policy: not asked", Options{Approval: onRequest, Server: servers(config.ModeRemembered)},
+			Decision{Approved: true, Step: StepUser, By: "host"}},
+		{"remembered, hook denies", Options{Approval: onRequest, Server: servers(config.ModeRemembered), Hooks: []Hook{denyHook}},
+			Decision{Step: StepHook, By: "policy", Text: "not on Fridays"}},
+		{"remembered, Guardian denies", Options{Approval: guardian, Server: servers(config.ModeRemembered), Reviewer: denyGuardian},
+			Decision{Step: StepReviewer, By: "guardian", Text: reviewDeniedText("too risky")}},
+		{"operator's approve skips the hooks", Options{Approval: onRequest, Server: servers(config.ModeApprove), Hooks: []Hook{denyHook}},
+			Decision{Approved: true, Step: StepMode, By: "host"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.opts.Asker = ask.asker()
+			if d := New(tt.opts).Decide(t.Context(), request("s1", "write_file")); d != tt.want {
+				t.Errorf("decision = %+v, want %+v", d, tt.want)
+			}
+		})
+	}
+	if n := ask.count(); n != 0 {
+		t.Errorf("asked %d times, want 0", n)
+	}
+
+	// Saved but not yet reloaded: the hook added by the next decision's
+	// config still denies.
+	var deny atomic.Bool
+	hook := &fakeHook{NameV: "policy", PermissionRequestF: func(context.Context, Request) (HookVerdict, error) {
+		if deny.Load() {
+			return HookVerdict{Decision: HookDeny}, nil
+		}
+		return HookVerdict{}, nil
+	}}
+	always := &askCounter{answers: []Choice{ChoiceAllowAlways}}
+	p := New(Options{Approval: onRequest, Server: servers(""), Hooks: []Hook{hook}, Asker: always.asker(),
+		Persist: func(string, string, string) error { return nil }})
+	if d := p.Decide(t.Context(), request("s1", "write_file")); !d.Approved {
+		t.Fatalf("Allow always = %+v", d)
+	}
+	deny.Store(true)
+	if d := p.Decide(t.Context(), request("s2", "write_file")); d.Approved || d.Step != StepHook {
+		t.Errorf("after Allow always, a denying hook = %+v, want denied by the hook", d)
+	}
+}
+
 func TestAllowAlwaysPersistFailure(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
-		persist func(string, string) error
+		persist func(string, string, string) error
 		note    string
 	}{
-		{"write fails", func(string, string) error { return errors.New("remember tool approval: read-only file system") },
+		{"write fails", func(string, string, string) error { return errors.New("remember tool approval: read-only file system") },
 			"Allow and don't ask me again; not saved to the config file (remember tool approval: read-only file system), remembered for this session only"},
 		{"no writer", nil,
 			"Allow and don't ask me again; not saved to the config file (no config file to write to), remembered for this session only"},
@@ -676,7 +847,7 @@ func TestDecideConcurrent(t *testing.T) {
 		Approval: onRequest,
 		Server:   servers(""),
 		Asker:    &fakeAsker{AskApprovalF: func(context.Context, Prompt) (Choice, error) { return ChoiceAllowAlways, nil }},
-		Persist: func(string, string) error {
+		Persist: func(string, string, string) error {
 			if inFlight.Add(1) > 1 {
 				overlaps.Add(1)
 			}

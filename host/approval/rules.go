@@ -35,7 +35,7 @@ func AutoApproved(a config.Approval, mode config.ApprovalMode) bool {
 //   - approve: never.
 //   - prompt: always.
 //   - writes: unless readOnlyHint is true.
-//   - auto: destructiveHint true → required (even when also read-only);
+//   - auto and remembered: destructiveHint true → required (even when also read-only);
 //     readOnlyHint true → not required; otherwise required unless both
 //     destructiveHint and openWorldHint are explicitly false. Absent
 //     annotations use the MCP defaults (destructive, open-world), so they
@@ -50,7 +50,7 @@ func RequiresApproval(mode config.ApprovalMode, a *mcp.ToolAnnotations) bool {
 		return true
 	case config.ModeWrites:
 		return a == nil || !a.ReadOnlyHint
-	case config.ModeAuto:
+	case config.ModeAuto, config.ModeRemembered:
 		if a == nil {
 			return true
 		}

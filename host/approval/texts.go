@@ -68,3 +68,9 @@ func askFailedText(err error) string {
 func unknownChoiceText(c Choice) string {
 	return fmt.Sprintf("MCP tool call denied: the approval prompt returned an unknown answer (%s)", c)
 }
+
+func auditFailedText(err error) string {
+	return fmt.Sprintf("toolgate refused this call because its audit log cannot be written (%v), "+
+		"and audit { on_error = \"deny\" } lets nothing run unrecorded. "+
+		"Do not retry until the user has fixed the audit log (free disk space, or fix the file's permissions).", err)
+}

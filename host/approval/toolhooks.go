@@ -76,8 +76,9 @@ func applies(h any, r Request) bool {
 // PreToolUse runs the PreToolUse hooks in config order. Each sees the
 // arguments as rewritten by the hooks before it. A block ends the chain
 // with a denial; a rewrite is validated against the tool's input schema
-// (schema may be nil: nothing to validate) and recorded with before and
-// after. A failing hook denies (on_error = "deny") or is skipped.
+// and recorded with before and after. A rewrite that does not validate,
+// or cannot be validated because schema is nil or does not resolve, is a
+// failure of the hook. A failing hook denies (on_error = "deny") or is skipped.
 //
 // It returns the request to run and, when the call must not run, a
 // denying Decision.
@@ -107,7 +108,7 @@ func (p *Procedure) PreToolUse(ctx context.Context, r Request, schema any) (Requ
 						"arguments rewritten", "", before, v.Arguments)
 					continue
 				}
-				err = fmt.Errorf("%w: the rewritten arguments do not match the tool's input schema: %v", errBadHookAnswer, err)
+				err = fmt.Errorf("the rewrite was refused: %w", err)
 			default:
 				err = fmt.Errorf("%w: unknown PreToolUse action %d", errBadHookAnswer, v.Action)
 			}
@@ -165,31 +166,39 @@ func (p *Procedure) PostToolUse(ctx context.Context, r Request, res PostResult) 
 	return notes
 }
 
+// ErrRewriteUnchecked is wrapped by the error of a PreToolUse rewrite that
+// could not be checked because the tool's input schema is missing or
+// cannot be resolved (a $ref nobody can follow, say). Such a rewrite is
+// refused: an unchecked rewrite could send the server anything.
+var ErrRewriteUnchecked = errors.New("the tool's input schema cannot be resolved, so the rewritten arguments cannot be checked")
+
 // validateArguments checks rewritten arguments against a tool's input
 // schema: a hook must not turn a valid call into one the server cannot
-// take.
+// take. A schema that is missing or does not resolve fails the check.
 func validateArguments(schema any, args json.RawMessage) error {
 	var v map[string]any
 	if err := json.Unmarshal(args, &v); err != nil || v == nil {
-		return fmt.Errorf("arguments must be a JSON object")
+		return fmt.Errorf("%w: arguments must be a JSON object", errBadHookAnswer)
 	}
 	if schema == nil {
-		return nil
+		return fmt.Errorf("%w (the tool declares no input schema)", ErrRewriteUnchecked)
 	}
 	b, err := json.Marshal(schema)
 	if err != nil {
-		return fmt.Errorf("reading the input schema: %w", err)
+		return fmt.Errorf("%w (reading it: %v)", ErrRewriteUnchecked, err)
 	}
 	var s jsonschema.Schema
 	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("reading the input schema: %w", err)
+		return fmt.Errorf("%w (reading it: %v)", ErrRewriteUnchecked, err)
 	}
 	rs, err := s.Resolve(nil)
 	if err != nil {
-		// A schema we cannot resolve cannot be checked: accept the object.
-		return nil
+		return fmt.Errorf("%w (%v)", ErrRewriteUnchecked, err)
 	}
 	var doc any
 	_ = json.Unmarshal(args, &doc)
-	return rs.Validate(doc)
+	if err := rs.Validate(doc); err != nil {
+		return fmt.Errorf("%w: the rewritten arguments do not match the tool's input schema: %v", errBadHookAnswer, err)
+	}
+	return nil
 }

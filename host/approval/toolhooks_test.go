@@ -111,6 +111,38 @@ func TestPreToolUseChain(t *testing.T) {
 	}
 }
 
+// TestRewriteWithAnUnresolvableSchemaIsRefused: a rewrite is accepted only
+// when it validates; without a schema that resolves, it cannot, and the
+// hook counts as failed (denied by default, skipped with the original
+// arguments under on_error = "skip").
+func TestRewriteWithAnUnresolvableSchemaIsRefused(t *testing.T) {
+	rewrite := func(context.Context, Request) (PreVerdict, error) {
+		return PreVerdict{Action: PreRewrite, Arguments: json.RawMessage(`{"path":"b"}`)}, nil
+	}
+	for _, tt := range []struct {
+		name   string
+		schema any
+	}{
+		{"no schema", nil},
+		{"unresolvable $ref", map[string]any{"$ref": "https://schemas.example.invalid/write.json"}},
+		{"dangling local $ref", map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"$ref": "#/$defs/missing"}}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req := Request{CallID: "c1", Server: "files", Tool: "write", Arguments: json.RawMessage(`{"path":"a"}`)}
+			p := New(Options{PreToolUse: []PreToolUseHook{&fakePre{NameV: "r", PreF: rewrite}}})
+			_, d := p.PreToolUse(t.Context(), req, tt.schema)
+			if d == nil || d.Approved || !strings.Contains(d.Text, "cannot be resolved, so the rewritten arguments cannot be checked") {
+				t.Fatalf("decision = %+v, want the rewrite refused and the call denied", d)
+			}
+			p = New(Options{PreToolUse: []PreToolUseHook{&fakePre{NameV: "r", OnErrorV: config.OnErrorSkip, PreF: rewrite}}})
+			r, d := p.PreToolUse(t.Context(), req, tt.schema)
+			if d != nil || string(r.Arguments) != `{"path":"a"}` {
+				t.Fatalf("on_error skip: %+v, arguments %s; want the call to run with its original arguments", d, r.Arguments)
+			}
+		})
+	}
+}
+
 func TestPostToolUseNotes(t *testing.T) {
 	p := New(Options{PostToolUse: []PostToolUseHook{
 		&fakePost{NameV: "quiet", PostF: func(context.Context, Request, PostResult) (string, error) { return "", nil }},

@@ -439,3 +439,41 @@ server "s" {
 		})
 	}
 }
+
+// TestToolsShowsApprovalsWhoseToolChanged: a remembered approval bound to
+// a definition the server no longer has is flagged, in the table and in
+// --json.
+func TestToolsShowsApprovalsWhoseToolChanged(t *testing.T) {
+	cfg := writeConfig(t, `
+server "demo" {
+  command = "MCP_DEMO"
+  tool "slow_write" {
+    approval_mode       = "remembered"
+    approved_definition = "sha256:`+strings.Repeat("0", 64)+`"
+  }
+  tool "write_file" { approval_mode = "remembered" }
+}
+`)
+	r := run(t, nil, "tools", "--config", cfg)
+	if !regexp.MustCompile(`(?m)^mcp__demo__slow_write\s.*remembered: asks again: the tool changed since it was approved`).MatchString(r.stdout) {
+		t.Errorf("tools output does not flag slow_write:\n%s", r.stdout)
+	}
+	if regexp.MustCompile(`(?m)^mcp__demo__write_file\s.*changed`).MatchString(r.stdout) {
+		t.Errorf("an unbound approval is flagged:\n%s", r.stdout)
+	}
+	r = run(t, nil, "tools", "--json", "--config", cfg)
+	var tools struct {
+		Tools []struct {
+			Tool              string
+			DefinitionChanged bool `json:"definition_changed"`
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &tools); err != nil {
+		t.Fatalf("tools --json: %v\n%s", err, r.stdout)
+	}
+	for _, tl := range tools.Tools {
+		if tl.DefinitionChanged != (tl.Tool == "slow_write") {
+			t.Errorf("%s: definition_changed = %v", tl.Tool, tl.DefinitionChanged)
+		}
+	}
+}

@@ -104,8 +104,9 @@ func (g *globals) serve(cmd *cobra.Command, httpAddr string, watch bool) error {
 	log := g.logger()
 	gw := gateway.New(gateway.Options{Logger: log})
 	h, sum, err := g.startHost(ctx, cfg, true, host.Options{
-		Asker:   gw,
-		Manager: manager.Options{ServerLog: gw.ForwardLog},
+		Asker:           gw,
+		AskerIsUpstream: true,
+		Manager:         manager.Options{ServerLog: gw.ForwardLog},
 	})
 	if err != nil {
 		_ = gw.Close()

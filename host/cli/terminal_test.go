@@ -148,7 +148,7 @@ func TestCallAsksOnARealTerminal(t *testing.T) {
 	}
 	src, _ := os.ReadFile(cfg)
 	if !strings.Contains(string(src), "# toolgate example configuration") ||
-		!regexp.MustCompile(`tool "slow_write" \{\s+approval_mode = "approve"\s+\}`).Match(src) {
+		!regexp.MustCompile(`tool "slow_write" \{\s+approval_mode = "remembered"\s+approved_definition = "sha256:[0-9a-f]{64}"\s+\}`).Match(src) {
 		t.Fatalf("config after \"don't ask again\":\n%s", src)
 	}
 

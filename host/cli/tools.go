@@ -12,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate/host"
 	"github.com/toolgate/toolgate/host/approval"
 	"github.com/toolgate/toolgate/host/catalog"
+	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/internal/safetext"
 )
@@ -32,6 +33,10 @@ type toolRow struct {
 	// NeedsApproval is true when a call goes past mode and annotations to
 	// hooks, the reviewer or a human.
 	NeedsApproval bool `json:"needs_approval"`
+	// DefinitionChanged is true for a remembered approval ("Allow and
+	// don't ask me again") bound to a definition the server has since
+	// changed: the next call asks again.
+	DefinitionChanged bool `json:"definition_changed,omitempty"`
 }
 
 func newToolsCmd(g *globals) *cobra.Command {
@@ -64,6 +69,9 @@ func newToolsCmd(g *globals) *cobra.Command {
 					mode := approval.ResolveMode(t.ServerInfo.Config, t.RawName())
 					r.ApprovalMode = string(mode)
 					r.NeedsApproval = !approval.AutoApproved(cfg.Approval, mode) && approval.RequiresApproval(mode, t.Tool.Annotations)
+					if approved := t.ServerInfo.Config.Tools[t.RawName()].ApprovedDefinition; mode == config.ModeRemembered && approved != "" {
+						r.DefinitionChanged = approved != approval.DefinitionHash(t.RawName(), t.Tool.Description, t.Tool.InputSchema, t.Tool.Annotations)
+					}
 				}
 				rows = append(rows, r)
 			}
@@ -89,6 +97,9 @@ func newToolsCmd(g *globals) *cobra.Command {
 				asks := "runs without asking"
 				if r.NeedsApproval {
 					asks = "asks"
+				}
+				if r.DefinitionChanged {
+					asks = "asks again: the tool changed since it was approved"
 				}
 				fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s: %s\t%s\n", r.ModelName, r.Server, safetext.Line(r.Tool), annotationText(r.Annotations), r.ApprovalMode, asks, r.Exposure)
 			}

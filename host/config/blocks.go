@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/big"
 	"net"
-	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -14,7 +13,23 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/toolgate/toolgate/internal/glob"
 )
+
+// audit decodes the audit block. Its path is the same setting as the
+// top-level audit_log (kept for existing configs): one of the two, once.
+func (l *loader) audit(d *decoder, r *rawAudit) {
+	if r.Path != nil && l.singleton(d, "audit_log", "audit log path (audit_log or audit { path })", r.Path.Range) {
+		if p, ok := d.path(r.Path); ok {
+			l.cfg.AuditLog = p
+		}
+	}
+	if v, ok := d.enum(r.OnError, "audit on_error", []string{string(AuditOnErrorLog), string(AuditOnErrorDeny)}); ok {
+		l.cfg.AuditOnError = AuditOnError(v)
+		l.auditOnError = r.OnError
+	}
+}
 
 func (l *loader) approval(d *decoder, r *rawApproval) {
 	a := &l.cfg.Approval
@@ -129,6 +144,7 @@ func (l *loader) serve(d *decoder, r *rawServe) {
 	if v, ok := d.int(r.MaxResultBytes, 1024, math.MaxInt32); ok {
 		s.MaxResultBytes = v
 	}
+	s.AllowPersistentApproval = d.bool(r.AllowPersistentApproval, false)
 	if s.TokenEnvVar == "" && !isLoopbackListen(s.Listen) {
 		rng := r.DeclRange
 		if r.Listen != nil {
@@ -303,11 +319,12 @@ func (d *decoder) hookMatch(m *rawMatch) (HookMatch, bool) {
 	return hm, ok
 }
 
-// glob checks a pattern for path.Match syntax errors, which would
-// otherwise surface only when the first tool is matched.
+// glob checks a pattern against internal/glob, the one syntax every
+// matcher uses, so a bad one is an error at load (with its file and line)
+// and never surfaces when the first tool is matched.
 func (d *decoder) glob(a *hcl.Attribute, pattern string) bool {
-	if _, err := path.Match(pattern, ""); err != nil {
-		d.errorf(a.Range, "Invalid glob", "%s is not a valid glob (*, ?, [...]): %v.", a.Name, err)
+	if _, err := glob.Compile(pattern); err != nil {
+		d.errorf(a.Range, "Invalid glob", "%s = %q is not a valid glob: %v. Syntax: %s.", a.Name, pattern, err, glob.Syntax)
 		return false
 	}
 	return true
@@ -350,6 +367,11 @@ func (l *loader) crossCheck(d *decoder) {
 			}
 		}
 		return names
+	}
+
+	if cfg.AuditOnError == AuditOnErrorDeny && cfg.AuditLog == "" {
+		d.errorf(l.auditOnError.Range, "Audit on_error without an audit log",
+			"on_error = \"deny\" refuses calls while the audit log cannot be written, but no audit log is configured. Add path = \"audit.jsonl\" to the audit block (or audit_log = \"...\"), or remove on_error.")
 	}
 
 	for _, ref := range l.launcherRefs {

@@ -36,9 +36,14 @@ var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 // envNamePattern is what a POSIX shell accepts as a variable name.
 var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// definitionPattern is a tool definition hash as approval.DefinitionHash
+// writes it.
+var definitionPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+
 // defaultConfig is every top-level default, in one place.
 func defaultConfig() Config {
 	return Config{
+		AuditOnError: AuditOnErrorLog,
 		Approval: Approval{
 			Policy:      PolicyOnRequest,
 			Permissions: PermWorkspaceWrite,

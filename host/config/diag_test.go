@@ -261,7 +261,41 @@ server "s" { command = "x" }`,
 			src: `exposure {
   never_defer = ["mcp__files__*", "mcp__[x"]
 }`,
-			want: []wantDiag{{summary: "Invalid glob", detail: "never_defer is not a valid glob", line: 2}},
+			want: []wantDiag{{summary: "Invalid glob", detail: `never_defer = "mcp__[x" is not a valid glob: "[" has no closing "]"`, line: 2}},
+		},
+		{
+			name: "audit on_error",
+			src: `audit {
+  on_error = "ignore"
+}`,
+			want: []wantDiag{{summary: "Invalid audit on_error", detail: `must be one of "log" or "deny"`, line: 2}},
+		},
+		{
+			name: "audit deny without a log",
+			src: `audit {
+  on_error = "deny"
+}`,
+			want: []wantDiag{{summary: "Audit on_error without an audit log", detail: `Add path = "audit.jsonl"`, line: 2}},
+		},
+		{
+			name: "audit path twice",
+			src: `audit_log = "a.jsonl"
+audit {
+  path = "b.jsonl"
+}`,
+			want: []wantDiag{{summary: "Duplicate audit log path (audit_log or audit { path })", line: 3}},
+		},
+		{
+			name: "tool filter globs",
+			src: `server "s" {
+  command        = "x"
+  enabled_tools  = ["read_*", "read_[/]"]
+  disabled_tools = ["a***"]
+}`,
+			want: []wantDiag{
+				{summary: "Invalid glob", detail: `matches "/", which separates segments`, line: 3},
+				{summary: "Invalid glob", detail: `3 stars in a row`, line: 4},
+			},
 		},
 		{
 			name: "server enums",
@@ -278,7 +312,7 @@ server "s" { command = "x" }`,
 				{summary: "Invalid approval mode", detail: `Did you mean "approve"?`, line: 3},
 				{summary: "Invalid tool exposure", detail: `exposure must be one of "direct" or "deferred"; "auto" is not.`, line: 4},
 				{summary: "Invalid protocol version", detail: `Did you mean "2025-06-18"?`, line: 5},
-				{summary: "Invalid approval mode", detail: `approval_mode must be one of "auto", "prompt", "writes" or "approve"; "ask" is not.`, line: 7},
+				{summary: "Invalid approval mode", detail: `approval_mode must be one of "auto", "prompt", "writes", "approve" or "remembered"; "ask" is not.`, line: 7},
 			},
 		},
 		{
@@ -622,7 +656,7 @@ server "s" {
 	first := filepath.Join(dir, "a.hcl")
 	checkDiags(t, diags, []wantDiag{
 		{summary: "Duplicate exposure block", detail: "the first was defined at " + first + ":1", line: 3},
-		{summary: "Duplicate audit_log argument", detail: "the first was defined at " + first + ":4", line: 6},
+		{summary: "Duplicate audit log path (audit_log or audit { path })", detail: "the first was defined at " + first + ":4", line: 6},
 		{summary: `Duplicate server "s"`, detail: "already defined at " + first + ":5", line: 7},
 	})
 	for _, d := range diags {

@@ -165,6 +165,7 @@ func unwrapPathError(err error) error {
 // cascade of follow-up errors from a typo).
 type rawTop struct {
 	AuditLog     *hcl.Attribute `hcl:"audit_log,optional"`
+	Audit        []rawBlock     `hcl:"audit,block"`
 	Approval     []rawBlock     `hcl:"approval,block"`
 	Exposure     []rawBlock     `hcl:"exposure,block"`
 	Model        []rawBlock     `hcl:"model,block"`
@@ -200,6 +201,7 @@ type loader struct {
 	// references checked once every file is read, since a reference may
 	// name a block in another file
 	reviewerAttr  *hcl.Attribute
+	auditOnError  *hcl.Attribute // audit { on_error }, checked against the path
 	approvalRange hcl.Range
 	guardianAttr  *hcl.Attribute
 	launcherRefs  []launcherRef
@@ -227,9 +229,16 @@ func (l *loader) file(d *decoder, f *hcl.File) {
 	var top rawTop
 	decodeBlock(d, f.Body, &top)
 
-	if top.AuditLog != nil && l.singleton(d, "audit_log", "audit_log argument", top.AuditLog.Range) {
+	if top.AuditLog != nil && l.singleton(d, "audit_log", "audit log path (audit_log or audit { path })", top.AuditLog.Range) {
 		if p, ok := d.path(top.AuditLog); ok {
 			l.cfg.AuditLog = p
+		}
+	}
+	for _, b := range top.Audit {
+		var r rawAudit
+		if l.singleton(d, "audit", "audit block", b.DeclRange) && decodeBlock(d, b.Body, &r) {
+			r.DeclRange = b.DeclRange
+			l.audit(d, &r)
 		}
 	}
 	for _, b := range top.Approval {

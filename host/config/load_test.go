@@ -70,8 +70,9 @@ func TestLoadDefaults(t *testing.T) {
 }
 `, nil)
 	want := &Config{
-		Paths: []string{filepath.Join(dir, "toolgate.hcl")},
-		Dir:   dir,
+		Paths:        []string{filepath.Join(dir, "toolgate.hcl")},
+		Dir:          dir,
+		AuditOnError: AuditOnErrorLog,
 		Approval: Approval{
 			Policy: PolicyOnRequest, Permissions: PermWorkspaceWrite, Reviewer: ReviewerUser,
 		},
@@ -127,9 +128,10 @@ model {
 }
 
 serve {
-  listen        = "0.0.0.0:9000"
-  token_env_var = "TOOLGATE_TOKEN"
-  max_result_bytes = 1048576
+  listen                    = "0.0.0.0:9000"
+  token_env_var             = "TOOLGATE_TOKEN"
+  max_result_bytes          = 1048576
+  allow_persistent_approval = true
 }
 
 plugin "policy" {
@@ -214,13 +216,14 @@ server "files" {
 `
 	cfg, dir := mustLoad(t, src, map[string]string{"GITHUB_TOKEN": "t0ken"})
 	want := &Config{
-		Paths:    []string{filepath.Join(dir, "toolgate.hcl")},
-		Dir:      dir,
-		AuditLog: filepath.Join(dir, "logs/audit.jsonl"),
-		Approval: Approval{Policy: PolicyUntrusted, Permissions: PermReadOnly, Reviewer: ReviewerGuardian, Guardian: "judge"},
-		Exposure: Exposure{Mode: ExposureDeferred, NameLimit: 128, DeferCount: 10, DeferBytes: 64000, NeverDefer: []string{"mcp__files__*"}},
-		Model:    Model{ImageInput: true, AudioInput: true, OutputBudgetBytes: 5000},
-		Serve:    Serve{Listen: "0.0.0.0:9000", TokenEnvVar: "TOOLGATE_TOKEN", MaxResultBytes: 1 << 20},
+		Paths:        []string{filepath.Join(dir, "toolgate.hcl")},
+		Dir:          dir,
+		AuditLog:     filepath.Join(dir, "logs/audit.jsonl"),
+		AuditOnError: AuditOnErrorLog,
+		Approval:     Approval{Policy: PolicyUntrusted, Permissions: PermReadOnly, Reviewer: ReviewerGuardian, Guardian: "judge"},
+		Exposure:     Exposure{Mode: ExposureDeferred, NameLimit: 128, DeferCount: 10, DeferBytes: 64000, NeverDefer: []string{"mcp__files__*"}},
+		Model:        Model{ImageInput: true, AudioInput: true, OutputBudgetBytes: 5000},
+		Serve:        Serve{Listen: "0.0.0.0:9000", TokenEnvVar: "TOOLGATE_TOKEN", MaxResultBytes: 1 << 20, AllowPersistentApproval: true},
 		Plugins: []Plugin{
 			{
 				Name: "policy", Kind: KindHook, Path: filepath.Join(dir, "bin/plugins/toolgate-hook-policy"),
@@ -303,8 +306,8 @@ server "files" {
 	_, diags = DecodeConfigBody(e.Config, &hcldec.ObjectSpec{
 		"executor": &hcldec.AttrSpec{Name: "executor", Type: cty.String},
 	})
-	if len(diags) != 1 || !strings.Contains(diags[0].Detail, `"host" is not expected here`) || diags[0].Subject.Start.Line != 64 {
-		t.Errorf("decoding with a schema lacking host: want one Unsupported argument at line 64, got %v", diags)
+	if len(diags) != 1 || !strings.Contains(diags[0].Detail, `"host" is not expected here`) || diags[0].Subject.Start.Line != 65 {
+		t.Errorf("decoding with a schema lacking host: want one Unsupported argument at line 65, got %v", diags)
 	}
 }
 
@@ -494,7 +497,7 @@ func BenchmarkRememberToolApproval(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := setToolApproval(src, "remember.hcl", "files", "delete_file"); err != nil {
+		if _, _, err := setToolApproval(src, "remember.hcl", "files", "delete_file", ""); err != nil {
 			b.Fatal(err)
 		}
 	}

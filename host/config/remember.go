@@ -16,8 +16,12 @@ import (
 
 // RememberToolApproval is the writer behind "Allow and don't ask me
 // again": in the config file path (the file that defines the server, i.e.
-// [Server.DeclRange].Filename) it sets approval_mode = "approve" in the
-// server's tool "<tool>" block, creating the block when missing.
+// [Server.DeclRange].Filename) it sets approval_mode = "remembered"
+// ([ModeRemembered]) in the server's tool "<tool>" block, creating the
+// block when missing, and approved_definition = definition (the tool's
+// definition hash the user saw; "" writes none) so that the approval
+// lapses when the server changes the tool. A tool already "approve"d by
+// the operator is left as it is.
 //
 // Everything else in the file is kept byte for byte, comments and layout
 // included: the edit is spliced into the original text at the positions
@@ -30,7 +34,7 @@ import (
 //
 // Concurrent calls for the same file must be serialized by the caller;
 // the last rename would otherwise win.
-func RememberToolApproval(path, server, tool string) error {
+func RememberToolApproval(path, server, tool, definition string) error {
 	target, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return fmt.Errorf("remember tool approval: open %s: %w. Check that the config file still exists", path, unwrapPathError(err))
@@ -44,7 +48,7 @@ func RememberToolApproval(path, server, tool string) error {
 		return fmt.Errorf("remember tool approval: read %s: %w. Make the file readable, or add %s to server %q by hand",
 			target, unwrapPathError(err), approveSnippet(tool), server)
 	}
-	out, changed, err := setToolApproval(src, target, server, tool)
+	out, changed, err := setToolApproval(src, target, server, tool, definition)
 	if err != nil {
 		return fmt.Errorf("remember tool approval: %w", err)
 	}
@@ -59,7 +63,7 @@ func RememberToolApproval(path, server, tool string) error {
 }
 
 func approveSnippet(tool string) string {
-	return fmt.Sprintf("tool %s { approval_mode = %q }", labelText(tool), ModeApprove)
+	return fmt.Sprintf("tool %s { approval_mode = %q }", labelText(tool), ModeRemembered)
 }
 
 // labelText is tool quoted the way HCL writes a block label.
@@ -67,9 +71,41 @@ func labelText(tool string) string {
 	return string(hclwrite.TokensForValue(cty.StringVal(tool)).Bytes())
 }
 
-// setToolApproval returns src with the approval written, and whether
-// anything changed.
-func setToolApproval(src []byte, filename, server, tool string) ([]byte, bool, error) {
+// setToolApproval returns src with the approval written (approval_mode =
+// "remembered", and approved_definition when definition is set), and
+// whether anything changed. A tool the operator set to "approve" is left
+// alone.
+func setToolApproval(src []byte, filename, server, tool, definition string) ([]byte, bool, error) {
+	operatorApproved := false
+	out, changed, err := setToolAttr(src, filename, server, tool, "approval_mode", string(ModeRemembered), func(v string) bool {
+		operatorApproved = v == string(ModeApprove)
+		return operatorApproved || v == string(ModeRemembered)
+	})
+	if err != nil || operatorApproved {
+		return out, changed, err
+	}
+	if definition != "" {
+		var changedDef bool
+		out, changedDef, err = setToolAttr(out, filename, server, tool, "approved_definition", definition, func(v string) bool { return v == definition })
+		if err != nil {
+			return nil, false, err
+		}
+		changed = changed || changedDef
+	}
+	if !changed {
+		return src, false, nil
+	}
+	if err := verifyApproval(out, filename, server, tool, definition); err != nil {
+		return nil, false, fmt.Errorf("editing %s would not produce a valid config (%v); add %s to server %q by hand",
+			filename, err, approveSnippet(tool), server)
+	}
+	return out, true, nil
+}
+
+// setToolAttr sets attr = value (a string) in the server's tool "<tool>"
+// block, creating the block when missing, unless the current value
+// satisfies keep.
+func setToolAttr(src []byte, filename, server, tool, attr, value string, keep func(string) bool) ([]byte, bool, error) {
 	srv, err := findServerBlock(src, filename, server, tool)
 	if err != nil {
 		return nil, false, err
@@ -78,7 +114,7 @@ func setToolApproval(src []byte, filename, server, tool string) ([]byte, bool, e
 	if bytes.Contains(src, []byte("\r\n")) {
 		nl = "\r\n"
 	}
-	approve := string(hclwrite.TokensForValue(cty.StringVal(string(ModeApprove))).Bytes())
+	quoted := string(hclwrite.TokensForValue(cty.StringVal(value)).Bytes())
 	innerIndent, unit := bodyIndent(src, srv)
 
 	var tb *hclsyntax.Block
@@ -92,28 +128,21 @@ func setToolApproval(src []byte, filename, server, tool string) ([]byte, bool, e
 		}
 	}
 
-	var out []byte
 	switch {
 	case tb == nil:
-		block := indentLines(newToolBlock(tool), innerIndent, unit, nl)
-		out = insertBeforeClose(src, srv, block, innerIndent, nl)
-	case tb.Body.Attributes["approval_mode"] != nil:
-		expr := tb.Body.Attributes["approval_mode"].Expr
-		if v, diags := expr.Value(nil); !diags.HasErrors() && v.Type() == cty.String && v.AsString() == string(ModeApprove) {
+		block := indentLines(newToolBlock(tool, attr, value), innerIndent, unit, nl)
+		return insertBeforeClose(src, srv, block, innerIndent, nl), true, nil
+	case tb.Body.Attributes[attr] != nil:
+		expr := tb.Body.Attributes[attr].Expr
+		if v, diags := expr.Value(nil); !diags.HasErrors() && v.Type() == cty.String && keep(v.AsString()) {
 			return src, false, nil
 		}
 		r := expr.Range()
-		out = splice(src, r.Start.Byte, r.End.Byte, approve)
+		return splice(src, r.Start.Byte, r.End.Byte, quoted), true, nil
 	default:
-		line := "approval_mode = " + approve
-		out = insertBeforeClose(src, tb, lineIndent(src, tb.TypeRange.Start.Byte)+unit+line+nl, lineIndent(src, tb.TypeRange.Start.Byte)+unit, nl)
+		line := attr + " = " + quoted
+		return insertBeforeClose(src, tb, lineIndent(src, tb.TypeRange.Start.Byte)+unit+line+nl, lineIndent(src, tb.TypeRange.Start.Byte)+unit, nl), true, nil
 	}
-
-	if err := verifyApproval(out, filename, server, tool); err != nil {
-		return nil, false, fmt.Errorf("editing %s would not produce a valid config (%v); add %s to server %q by hand",
-			filename, err, approveSnippet(tool), server)
-	}
-	return out, true, nil
 }
 
 func findServerBlock(src []byte, filename, server, tool string) (*hclsyntax.Block, error) {
@@ -145,10 +174,10 @@ func findServerBlock(src []byte, filename, server, tool string) (*hclsyntax.Bloc
 
 // newToolBlock is the canonical text of the block, as hclwrite formats it
 // (indented with two spaces per level, "\n" line ends).
-func newToolBlock(tool string) string {
+func newToolBlock(tool, attr, value string) string {
 	f := hclwrite.NewEmptyFile()
 	b := f.Body().AppendNewBlock("tool", []string{tool})
-	b.Body().SetAttributeValue("approval_mode", cty.StringVal(string(ModeApprove)))
+	b.Body().SetAttributeValue(attr, cty.StringVal(value))
 	return string(f.Bytes())
 }
 
@@ -245,7 +274,7 @@ func splice(src []byte, start, end int, text string) []byte {
 
 // verifyApproval parses the edited text and checks that it says what was
 // meant, so a surprising layout never yields a broken config file.
-func verifyApproval(src []byte, filename, server, tool string) error {
+func verifyApproval(src []byte, filename, server, tool, definition string) error {
 	srv, err := findServerBlock(src, filename, server, tool)
 	if err != nil {
 		return err
@@ -259,8 +288,18 @@ func verifyApproval(src []byte, filename, server, tool string) error {
 			return errors.New("the tool block has no approval_mode")
 		}
 		v, diags := a.Expr.Value(nil)
-		if diags.HasErrors() || v.Type() != cty.String || v.AsString() != string(ModeApprove) {
-			return errors.New("approval_mode is not \"approve\"")
+		if diags.HasErrors() || v.Type() != cty.String || v.AsString() != string(ModeRemembered) {
+			return fmt.Errorf("approval_mode is not %q", ModeRemembered)
+		}
+		if definition == "" {
+			return nil
+		}
+		d := b.Body.Attributes["approved_definition"]
+		if d == nil {
+			return errors.New("the tool block has no approved_definition")
+		}
+		if v, diags := d.Expr.Value(nil); diags.HasErrors() || v.Type() != cty.String || v.AsString() != definition {
+			return fmt.Errorf("approved_definition is not %q", definition)
 		}
 		return nil
 	}

@@ -64,7 +64,7 @@ func TestRememberToolApprovalGolden(t *testing.T) {
 	t.Parallel()
 	path := copyFixture(t, "remember.hcl", 0o600)
 	for _, a := range approvals {
-		if err := RememberToolApproval(path, a.server, a.tool); err != nil {
+		if err := RememberToolApproval(path, a.server, a.tool, ""); err != nil {
 			t.Fatalf("RememberToolApproval(%s, %q): %v", a.server, a.tool, err)
 		}
 	}
@@ -92,14 +92,14 @@ func TestRememberToolApprovalGolden(t *testing.T) {
 	}
 	for _, a := range approvals {
 		s, _ := cfg.Server(a.server)
-		if got := s.Tools[a.tool].ApprovalMode; got != ModeApprove {
-			t.Errorf("server %s tool %q: approval_mode = %q, want approve", a.server, a.tool, got)
+		if got := s.Tools[a.tool].ApprovalMode; got != ModeRemembered {
+			t.Errorf("server %s tool %q: approval_mode = %q, want remembered", a.server, a.tool, got)
 		}
 	}
 
 	// A second round changes nothing and does not even rewrite the file.
 	for _, a := range approvals {
-		if err := RememberToolApproval(path, a.server, a.tool); err != nil {
+		if err := RememberToolApproval(path, a.server, a.tool, ""); err != nil {
 			t.Fatalf("second RememberToolApproval(%s, %q): %v", a.server, a.tool, err)
 		}
 	}
@@ -155,11 +155,11 @@ func TestRememberToolApprovalCRLF(t *testing.T) {
 	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := RememberToolApproval(p, "s", "t"); err != nil {
+	if err := RememberToolApproval(p, "s", "t", ""); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(p)
-	want := "server \"s\" {\r\n  command = \"x\"\r\n  tool \"t\" {\r\n    approval_mode = \"approve\"\r\n  }\r\n}\r\n"
+	want := "server \"s\" {\r\n  command = \"x\"\r\n  tool \"t\" {\r\n    approval_mode = \"remembered\"\r\n  }\r\n}\r\n"
 	if diff := cmp.Diff(want, string(got)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -172,7 +172,7 @@ func TestRememberToolApprovalThroughSymlink(t *testing.T) {
 	if err := os.Symlink(real, link); err != nil {
 		t.Skipf("symlinks unavailable: %v", err)
 	}
-	if err := RememberToolApproval(link, "tiny", "x"); err != nil {
+	if err := RememberToolApproval(link, "tiny", "x", ""); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
@@ -202,7 +202,7 @@ func TestRememberToolApprovalErrors(t *testing.T) {
 			name:   "server defined elsewhere",
 			path:   write("other.hcl", "server \"a\" {\n  command = \"x\"\n}\n"),
 			server: "b",
-			want:   []string{`server "b" is not defined in`, "other.hcl", `tool "t" { approval_mode = "approve" }`, "by hand"},
+			want:   []string{`server "b" is not defined in`, "other.hcl", `tool "t" { approval_mode = "remembered" }`, "by hand"},
 		},
 		{
 			name:   "file does not parse",
@@ -227,7 +227,7 @@ func TestRememberToolApprovalErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			before, _ := os.ReadFile(tc.path)
-			err := RememberToolApproval(tc.path, tc.server, "t")
+			err := RememberToolApproval(tc.path, tc.server, "t", "")
 			if err == nil {
 				t.Fatal("want an error")
 			}
@@ -255,8 +255,41 @@ func TestRememberToolApprovalReadOnlyDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.Chmod(dir, 0o755) })
-	err := RememberToolApproval(path, "tiny", "x")
+	err := RememberToolApproval(path, "tiny", "x", "")
 	if err == nil || !strings.Contains(err.Error(), "writable") || !strings.Contains(err.Error(), "by hand") {
 		t.Errorf("error = %v, want one naming the fix", err)
+	}
+}
+
+// TestRememberToolApprovalBindsTheDefinition: the approval records the
+// definition hash the user approved; approving again after the server
+// changed the tool updates only the hash; the operator's "approve" is
+// never touched.
+func TestRememberToolApprovalBindsTheDefinition(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "d.hcl")
+	src := "server \"s\" {\n  command = \"x\"\n  tool \"op\" { approval_mode = \"approve\" }\n}\n"
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v1, v2 := "sha256:"+strings.Repeat("a", 64), "sha256:"+strings.Repeat("b", 64)
+	for _, step := range []struct{ tool, def string }{{"t", v1}, {"t", v1}, {"t", v2}, {"op", v1}} {
+		if err := RememberToolApproval(p, "s", step.tool, step.def); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ := os.ReadFile(p)
+	want := "server \"s\" {\n  command = \"x\"\n  tool \"op\" { approval_mode = \"approve\" }\n" +
+		"  tool \"t\" {\n    approval_mode = \"remembered\"\n    approved_definition = \"" + v2 + "\"\n  }\n}\n"
+	if diff := cmp.Diff(want, string(got)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	cfg, diags := Load(p, LoadOptions{LookupEnv: fakeEnv(nil)})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	s, _ := cfg.Server("s")
+	if tc := s.Tools["t"]; tc.ApprovalMode != ModeRemembered || tc.ApprovedDefinition != v2 {
+		t.Errorf("loaded tool t = %+v", tc)
 	}
 }

@@ -11,6 +11,7 @@ import "github.com/hashicorp/hcl/v2"
 
 type rawFile struct {
 	AuditLog     *hcl.Attribute   `hcl:"audit_log,optional"`
+	Audit        *rawAudit        `hcl:"audit,block"`
 	Approval     *rawApproval     `hcl:"approval,block"`
 	Exposure     *rawExposure     `hcl:"exposure,block"`
 	Model        *rawModel        `hcl:"model,block"`
@@ -18,6 +19,12 @@ type rawFile struct {
 	Plugins      []rawPlugin      `hcl:"plugin,block"`
 	Environments []rawEnvironment `hcl:"environment,block"`
 	Servers      []rawServer      `hcl:"server,block"`
+}
+
+type rawAudit struct {
+	Path      *hcl.Attribute `hcl:"path,optional"`
+	OnError   *hcl.Attribute `hcl:"on_error,optional"`
+	DeclRange hcl.Range      // set by the loader
 }
 
 type rawApproval struct {
@@ -47,7 +54,10 @@ type rawServe struct {
 	Listen         *hcl.Attribute `hcl:"listen,optional"`
 	TokenEnvVar    *hcl.Attribute `hcl:"token_env_var,optional"`
 	MaxResultBytes *hcl.Attribute `hcl:"max_result_bytes,optional"`
-	DeclRange      hcl.Range      // set by the loader
+	// AllowPersistentApproval lets an upstream client's answer write
+	// approval_mode = "remembered" into the config.
+	AllowPersistentApproval *hcl.Attribute `hcl:"allow_persistent_approval,optional"`
+	DeclRange               hcl.Range      // set by the loader
 }
 
 // rawOpaque captures a plugin-owned config {} body undecoded; the plugin
@@ -128,9 +138,10 @@ type rawServer struct {
 }
 
 type rawTool struct {
-	Name         string         `hcl:"name,label"`
-	ApprovalMode *hcl.Attribute `hcl:"approval_mode,optional"`
-	DeclRange    hcl.Range      `hcl:",def_range"`
+	Name               string         `hcl:"name,label"`
+	ApprovalMode       *hcl.Attribute `hcl:"approval_mode,optional"`
+	ApprovedDefinition *hcl.Attribute `hcl:"approved_definition,optional"`
+	DeclRange          hcl.Range      `hcl:",def_range"`
 }
 
 type rawOAuth struct {

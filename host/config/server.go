@@ -61,9 +61,11 @@ func (l *loader) server(d *decoder, r *rawServer) {
 	}
 	if v, ok := d.stringList(r.EnabledTools); ok {
 		s.EnabledTools = v // non-nil even when empty: [] means "no tool"
+		d.globs(r.EnabledTools, v)
 	}
 	if v, ok := d.stringList(r.DisabledTools); ok {
 		s.DisabledTools = v
+		d.globs(r.DisabledTools, v)
 	}
 	if v, ok := d.enum(r.ProtocolVersion, "protocol version", append([]string{ProtocolAuto}, protocolVersions...)); ok {
 		s.ProtocolVersion = v
@@ -99,7 +101,7 @@ func (l *loader) server(d *decoder, r *rawServer) {
 	l.cfg.Servers = append(l.cfg.Servers, s)
 }
 
-var approvalModes = []string{string(ModeAuto), string(ModePrompt), string(ModeWrites), string(ModeApprove)}
+var approvalModes = []string{string(ModeAuto), string(ModePrompt), string(ModeWrites), string(ModeApprove), string(ModeRemembered)}
 
 // unsupported reports every attribute in attrs that is written although
 // the server's transport does not use it.
@@ -378,7 +380,20 @@ func (d *decoder) tools(blocks []rawTool) map[string]ToolConfig {
 			continue
 		}
 		if v, ok := d.enum(b.ApprovalMode, "approval mode", approvalModes); ok {
-			out[b.Name] = ToolConfig{ApprovalMode: ApprovalMode(v), DeclRange: b.DeclRange}
+			tc := ToolConfig{ApprovalMode: ApprovalMode(v), DeclRange: b.DeclRange}
+			if def, set := d.nonEmptyString(b.ApprovedDefinition); set {
+				switch {
+				case !definitionPattern.MatchString(def):
+					d.errorf(b.ApprovedDefinition.Range, "Invalid approved_definition",
+						"approved_definition must be \"sha256:\" followed by 64 lowercase hex digits, as \"Allow and don't ask me again\" writes it; %q is not. Remove the line to be asked again.", def)
+				case tc.ApprovalMode != ModeRemembered:
+					d.warnf(b.ApprovedDefinition.Range, "approved_definition has no effect",
+						"approved_definition binds a remembered approval to the tool's definition; with approval_mode = %q it is ignored. Remove it.", v)
+				default:
+					tc.ApprovedDefinition = def
+				}
+			}
+			out[b.Name] = tc
 		}
 	}
 	if len(out) == 0 {

@@ -18,7 +18,10 @@ type Config struct {
 	// directory of the first file).
 	Dir string
 
-	AuditLog string // absolute path, "" = no audit log
+	AuditLog string // absolute path, "" = no audit log (audit_log, or audit { path })
+	// AuditOnError says what a failing audit log means for calls
+	// (audit { on_error }); default AuditOnErrorLog.
+	AuditOnError AuditOnError
 
 	Approval Approval
 	Exposure Exposure
@@ -111,6 +114,11 @@ const (
 	ModePrompt  ApprovalMode = "prompt"
 	ModeWrites  ApprovalMode = "writes"
 	ModeApprove ApprovalMode = "approve"
+	// ModeRemembered is what "Allow and don't ask me again" writes: the
+	// user's answer is remembered, so they are not asked again, but
+	// permission hooks and the Guardian still decide first (a deny from
+	// them wins). ModeApprove, written by the operator, skips them too.
+	ModeRemembered ApprovalMode = "remembered"
 )
 
 // ExposureMode decides which tools the model sees directly.
@@ -131,7 +139,7 @@ type Exposure struct {
 	// more than DeferBytes bytes of specs.
 	DeferCount int
 	DeferBytes int
-	NeverDefer []string // model names or globs pinned to the direct list
+	NeverDefer []string // model-name globs (internal/glob) pinned to the direct list
 }
 
 // Model describes what the consuming model can take.
@@ -149,6 +157,10 @@ type Serve struct {
 	// passes upstream; a larger one is answered with a tool error.
 	// Default DefaultMaxResultBytes.
 	MaxResultBytes int
+	// AllowPersistentApproval offers "Allow and don't ask me again" to
+	// upstream clients of toolgate serve; default false, because that
+	// answer rewrites the operator's config for every session.
+	AllowPersistentApproval bool
 }
 
 // PluginKind is the kind of an out-of-process plugin.
@@ -158,6 +170,19 @@ const (
 	KindHook     PluginKind = "hook"
 	KindGuardian PluginKind = "guardian"
 	KindLauncher PluginKind = "launcher"
+)
+
+// AuditOnError says what happens to calls while the audit log cannot be
+// written.
+type AuditOnError string
+
+const (
+	// AuditOnErrorLog (the default) logs the first failure, counts the
+	// rest, and lets calls run: the audit log never stops work.
+	AuditOnErrorLog AuditOnError = "log"
+	// AuditOnErrorDeny refuses every call while the last audit write
+	// failed, so nothing runs unrecorded.
+	AuditOnErrorDeny AuditOnError = "deny"
 )
 
 // OnError says what a failing plugin means for a decision.
@@ -194,8 +219,8 @@ type Plugin struct {
 
 // HookMatch selects tools for a hook. All set fields must match.
 type HookMatch struct {
-	Server string // glob over the server name
-	Tool   string // glob over the raw tool name
+	Server string // glob (internal/glob) over the server name
+	Tool   string // glob (internal/glob) over the raw tool name
 	Regex  string // regular expression over the flat model name
 }
 
@@ -279,10 +304,10 @@ type Server struct {
 	Required        bool
 	StartupTimeout  time.Duration
 	ToolTimeout     time.Duration
-	EnabledTools    []string // nil = unset (all allowed); empty = nothing allowed
-	DisabledTools   []string
-	ProtocolVersion string // ProtocolAuto or an explicit MCP version
-	Environment     string // default "local"
+	EnabledTools    []string // raw-name globs (internal/glob); nil = unset (all allowed); empty = nothing allowed
+	DisabledTools   []string // raw-name globs (internal/glob)
+	ProtocolVersion string   // ProtocolAuto or an explicit MCP version
+	Environment     string   // default "local"
 
 	DefaultToolsApprovalMode ApprovalMode // "" = unset (auto)
 	Tools                    map[string]ToolConfig
@@ -304,7 +329,12 @@ type Server struct {
 // ToolConfig is a tool "<raw name>" block inside a server.
 type ToolConfig struct {
 	ApprovalMode ApprovalMode
-	DeclRange    hcl.Range
+	// ApprovedDefinition binds a remembered approval to the tool's
+	// definition ("sha256:<hex>" of name, description, input schema and
+	// annotations, see approval.DefinitionHash): when the server changes
+	// the tool, the approval no longer applies. "" = not bound.
+	ApprovedDefinition string
+	DeclRange          hcl.Range
 }
 
 // OAuth is the oauth block of an HTTP server.

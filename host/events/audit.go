@@ -42,6 +42,9 @@ type AuditSink struct {
 	f         *os.File // nil once closed
 	regular   bool     // a regular file, which Close syncs (devices and pipes cannot be)
 	errLogged bool     // the first failure is logged, later ones only counted
+	// lastErr is the failure of the latest record, nil once a record
+	// is written again (see Writable).
+	lastErr error
 }
 
 // AuditOption configures OpenAudit.
@@ -127,10 +130,30 @@ func (a *AuditSink) Emit(e Event) {
 	}
 	if _, err := a.f.Write(rec); err != nil {
 		a.failLocked(fmt.Errorf("write %s event: %w", e.Kind(), err))
+		return
 	}
+	a.lastErr = nil // written (an encoding failure still leaves a record by kind)
+}
+
+// Writable returns nil while the latest record was written, and otherwise
+// that record's failure. It is what audit { on_error = "deny" } consults
+// before a call runs: the call's own tool_call_begin and approval records
+// were emitted just before, so a disk that filled up refuses the next
+// call, and one that has room again lets the call after it run.
+func (a *AuditSink) Writable() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.f == nil {
+		return fmt.Errorf("audit log %s: %w", a.path, os.ErrClosed)
+	}
+	if a.lastErr != nil {
+		return fmt.Errorf("audit log %s: %w", a.path, a.lastErr)
+	}
+	return nil
 }
 
 func (a *AuditSink) failLocked(err error) {
+	a.lastErr = err
 	a.errsCount.Add(1)
 	if !a.errLogged {
 		a.errLogged = true

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -360,5 +361,45 @@ func TestAuditSIGKILLDuringEmission(t *testing.T) {
 	var rec map[string]any
 	if err := json.Unmarshal(last, &rec); err != nil || rec["server"] != "after-restart" {
 		t.Errorf("record after restart is not a whole line: %.100q (%v)", last, err)
+	}
+}
+
+// TestAuditWritableFollowsTheLatestWrite: Writable reports the failure of
+// the latest record and clears once a record is written again; a closed
+// sink is never writable.
+func TestAuditWritableFollowsTheLatestWrite(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("needs /dev/full to make writes fail")
+	}
+	a, err := OpenAudit("/dev/full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Writable(); err != nil {
+		t.Fatalf("before any write: %v", err)
+	}
+	a.Emit(startup("a", StatusReady))
+	if err := a.Writable(); err == nil || !strings.Contains(err.Error(), "no space left on device") || !strings.Contains(err.Error(), "/dev/full") {
+		t.Fatalf("after a failed write: %v, want the failure with the path", err)
+	}
+	// The disk has room again: swap in a regular file.
+	f, err := os.OpenFile(filepath.Join(t.TempDir(), "audit.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.mu.Lock()
+	full := a.f
+	a.f = f
+	a.mu.Unlock()
+	_ = full.Close()
+	a.Emit(startup("a", StatusReady))
+	if err := a.Writable(); err != nil {
+		t.Fatalf("after a successful write: %v", err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Writable(); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("after Close: %v, want os.ErrClosed", err)
 	}
 }

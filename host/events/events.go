@@ -112,6 +112,11 @@ type ApprovalDecision struct {
 	// Before and After are set when a PreToolUse hook rewrote arguments.
 	Before json.RawMessage `json:"before,omitempty"`
 	After  json.RawMessage `json:"after,omitempty"`
+	// ApprovedDefinition and Definition are set when a remembered
+	// approval no longer applies because the server changed the tool:
+	// the definition hash the user approved and the one it has now.
+	ApprovedDefinition string `json:"approved_definition,omitempty"`
+	Definition         string `json:"definition,omitempty"`
 }
 
 func (ApprovalDecision) Kind() string { return "approval_decision" }

@@ -2,9 +2,9 @@ package exposure
 
 import (
 	"encoding/json"
-	"path"
 
 	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/internal/glob"
 )
 
 // Deferred tools are registered and callable but not in the model's
@@ -14,9 +14,9 @@ const Deferred = "deferred"
 // Policy is the exposure block plus per-server overrides.
 type Policy struct {
 	Mode       config.ExposureMode
-	DeferCount int      // auto: defer when more than this many tools would be direct
-	DeferBytes int      // auto: or when their specs would exceed this many bytes
-	NeverDefer []string // model names or globs pinned to the direct list
+	DeferCount int       // auto: defer when more than this many tools would be direct
+	DeferBytes int       // auto: or when their specs would exceed this many bytes
+	NeverDefer glob.List // model-name globs pinned to the direct list
 	// Servers holds per-server `exposure` overrides.
 	Servers map[string]config.ExposureMode
 }
@@ -27,7 +27,7 @@ func PolicyFrom(cfg *config.Config) Policy {
 		Mode:       cfg.Exposure.Mode,
 		DeferCount: cfg.Exposure.DeferCount,
 		DeferBytes: cfg.Exposure.DeferBytes,
-		NeverDefer: cfg.Exposure.NeverDefer,
+		NeverDefer: neverDefer(cfg.Exposure.NeverDefer),
 		Servers:    map[string]config.ExposureMode{},
 	}
 	for _, s := range cfg.Servers {
@@ -82,16 +82,19 @@ func (p Policy) plan(tools []*Tool) {
 	}
 }
 
-func (p Policy) pinned(name string) bool {
-	for _, pat := range p.NeverDefer {
-		if pat == name {
-			return true
-		}
-		if ok, _ := path.Match(pat, name); ok {
-			return true
+func (p Policy) pinned(name string) bool { return p.NeverDefer.Match(name) }
+
+// neverDefer compiles never_defer. config.Load has rejected bad patterns
+// with their file and line; one that bypassed it pins nothing, which only
+// changes where a tool is listed, never whether it may run.
+func neverDefer(patterns []string) glob.List {
+	var out glob.List
+	for _, s := range patterns {
+		if p, err := glob.Compile(s); err == nil {
+			out = append(out, p)
 		}
 	}
-	return false
+	return out
 }
 
 // specBytes approximates what a tool costs in the model's context: the

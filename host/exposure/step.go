@@ -326,6 +326,7 @@ func (s *Step) approve(ctx context.Context, call events.Call, t *Tool, started t
 		Arguments:   rawArgs,
 		Annotations: t.Tool.Annotations,
 		Title:       t.Tool.Title, Description: t.Tool.Description,
+		InputSchema: t.Tool.InputSchema,
 	}
 	areq, blocked := s.opts.Approver.PreToolUse(ctx, areq, t.Tool.InputSchema)
 	if blocked != nil {

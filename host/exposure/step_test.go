@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/execution"
 	"github.com/toolgate/toolgate/host/manager"
+	"github.com/toolgate/toolgate/internal/glob"
 )
 
 // fakeCatalogs serves a catalog that tests can replace.
@@ -111,7 +112,7 @@ func TestExposurePlans(t *testing.T) {
 	}{
 		{"direct", Policy{Mode: config.ExposureDirect}, all, 0},
 		{"deferred", Policy{Mode: config.ExposureDeferred}, nil, 7},
-		{"deferred with pins", Policy{Mode: config.ExposureDeferred, NeverDefer: []string{"mcp__web__fetch_url", "mcp__files__*"}},
+		{"deferred with pins", Policy{Mode: config.ExposureDeferred, NeverDefer: glob.List{glob.MustCompile("mcp__web__fetch_url"), glob.MustCompile("mcp__files__*")}},
 			[]string{"mcp__files__list_dir", "mcp__files__read_file", "mcp__files__write_file", "mcp__web__fetch_url"}, 3},
 		{"server override", Policy{Mode: config.ExposureDeferred, Servers: map[string]config.ExposureMode{"files": config.ExposureDirect}},
 			[]string{"mcp__files__list_dir", "mcp__files__read_file", "mcp__files__write_file"}, 4},

@@ -142,7 +142,7 @@ func TestAllowAlwaysIsWrittenToTheConfigAndSpansSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(src), `tool "slow_write"`) || !strings.Contains(string(src), `approval_mode = "approve"`) {
+	if !strings.Contains(string(src), `tool "slow_write"`) || !strings.Contains(string(src), `approval_mode = "remembered"`) {
 		t.Errorf("config was not updated:\n%s", src)
 	}
 	second := f.connectStdio(t, &mcp.ClientOptions{ElicitationHandler: a.handler})

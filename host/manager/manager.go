@@ -182,12 +182,20 @@ func New(cfg *config.Config, opts Options) *Manager {
 	return m
 }
 
+// serverFilter compiles a server's enabled_tools / disabled_tools.
+// config.Load has rejected bad patterns already; a block that bypassed it
+// gets a filter that allows nothing (catalog.NewFilter fails closed).
+func serverFilter(sc config.Server) catalog.Filter {
+	f, _ := catalog.NewFilter(sc.EnabledTools, sc.DisabledTools)
+	return f
+}
+
 // newServer returns the record of a server block that has not started.
 func newServer(sc config.Server) *server {
 	s := &server{
 		name:    sc.Name,
 		cfg:     sc,
-		filter:  catalog.Filter{Enabled: sc.EnabledTools, Disabled: sc.DisabledTools},
+		filter:  serverFilter(sc),
 		status:  StatusPending,
 		settled: make(chan struct{}),
 	}

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/toolgate/toolgate/host/catalog"
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/mcpclient"
@@ -68,14 +67,15 @@ func (m *Manager) Apply(cfg *config.Config, envs Environments) ApplyResult {
 			}
 			res.Restarted = append(res.Restarted, sc.Name)
 		default:
-			refilter := !reflect.DeepEqual(old.filter, catalog.Filter{Enabled: sc.EnabledTools, Disabled: sc.DisabledTools})
+			refilter := !slices.Equal(old.cfg.EnabledTools, sc.EnabledTools) || (old.cfg.EnabledTools == nil) != (sc.EnabledTools == nil) ||
+				!slices.Equal(old.cfg.DisabledTools, sc.DisabledTools)
 			if reflect.DeepEqual(old.cfg, sc) {
 				res.Kept = append(res.Kept, sc.Name)
 			} else {
 				res.Updated = append(res.Updated, sc.Name)
 			}
 			old.cfg = sc
-			old.filter = catalog.Filter{Enabled: sc.EnabledTools, Disabled: sc.DisabledTools}
+			old.filter = serverFilter(sc)
 			next[sc.Name] = old
 			if refilter && old.status == events.StatusReady {
 				// The listing is filtered when it arrives: list again.

@@ -8,7 +8,8 @@
 // # What it owns
 //
 //   - Starting a plugin "name" block's binary through go-plugin: the sha256
-//     pin checked before exec (a mismatch is refused with both sums), gRPC
+//     pin checked before exec on a private copy that is then what runs (a
+//     mismatch is refused with both sums), gRPC
 //     only, AutoMTLS, an environment built from scratch (PATH, HOME, TMPDIR,
 //     LANG and sdk.EnvLogLevel at the host logger's level; nothing else of
 //     the host's environment reaches a plugin), SIGKILL when the host dies

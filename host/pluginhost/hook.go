@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
 	"regexp"
 	"slices"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/host/approval"
 	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/internal/glob"
 	"github.com/toolgate/toolgate/sdk"
 	"github.com/toolgate/toolgate/sdk/hook"
 )
@@ -43,31 +43,58 @@ type Hook struct {
 	permissions config.Permissions
 	cwd         string
 	match       []matcher
+	// badMatch is set when a match block does not compile; every event
+	// then fails with it.
+	badMatch error
 }
 
 var _ approval.Hook = (*Hook)(nil)
 
 type matcher struct {
-	server, tool string
-	re           *regexp.Regexp
+	server, tool *glob.Pattern  // nil: any
+	re           *regexp.Regexp // nil: any
 }
 
 func newHook(in *instance, p config.Plugin, perms config.Permissions, cwd string) *Hook {
 	h := &Hook{in: in, block: p, permissions: perms, cwd: cwd}
 	for _, m := range p.Match {
-		mm := matcher{server: m.Server, tool: m.Tool}
-		if m.Regex != "" {
-			// config.Load has compiled it already; a pattern that no
-			// longer compiles matches nothing rather than everything.
-			re, err := regexp.Compile(m.Regex)
-			if err != nil {
-				re = regexp.MustCompile(`$.^`)
-			}
-			mm.re = re
+		mm, err := compileMatch(m)
+		if err != nil {
+			// config.Load rejects bad patterns with their file and line;
+			// a block that bypassed it fails every call it is asked
+			// about (on_error applies), rather than silently matching
+			// nothing or everything.
+			h.badMatch = fmt.Errorf("plugin %q: match block: %w", p.Name, err)
+			break
 		}
 		h.match = append(h.match, mm)
 	}
 	return h
+}
+
+func compileMatch(m config.HookMatch) (matcher, error) {
+	var mm matcher
+	for _, f := range []struct {
+		src string
+		dst **glob.Pattern
+	}{{m.Server, &mm.server}, {m.Tool, &mm.tool}} {
+		if f.src == "" {
+			continue
+		}
+		g, err := glob.Compile(f.src)
+		if err != nil {
+			return matcher{}, err
+		}
+		*f.dst = &g
+	}
+	if m.Regex != "" {
+		re, err := regexp.Compile(m.Regex)
+		if err != nil {
+			return matcher{}, fmt.Errorf("regex %q: %w", m.Regex, err)
+		}
+		mm.re = re
+	}
+	return mm, nil
 }
 
 // Name is the plugin block's name.
@@ -95,15 +122,11 @@ func (h *Hook) Applies(event string, r approval.Request) bool {
 }
 
 func (m matcher) matches(r approval.Request) bool {
-	if m.server != "" {
-		if ok, _ := path.Match(m.server, r.Server); !ok {
-			return false
-		}
+	if m.server != nil && !m.server.Match(r.Server) {
+		return false
 	}
-	if m.tool != "" {
-		if ok, _ := path.Match(m.tool, r.Tool); !ok {
-			return false
-		}
+	if m.tool != nil && !m.tool.Match(r.Tool) {
+		return false
 	}
 	return m.re == nil || m.re.MatchString(r.ModelName)
 }
@@ -111,6 +134,9 @@ func (m matcher) matches(r approval.Request) bool {
 // PermissionRequest asks the plugin whether a call that needs approval
 // may run.
 func (h *Hook) PermissionRequest(ctx context.Context, r approval.Request) (approval.HookVerdict, error) {
+	if h.badMatch != nil {
+		return approval.HookVerdict{}, h.badMatch
+	}
 	if !h.Applies(EventPermissionRequest, r) {
 		return approval.HookVerdict{}, nil
 	}
@@ -138,6 +164,9 @@ func (h *Hook) PermissionRequest(ctx context.Context, r approval.Request) (appro
 // PreToolUse asks the plugin what to do with a proposed call. A failure
 // is an error (the caller applies on_error), never a silent continue.
 func (h *Hook) PreToolUse(ctx context.Context, r approval.Request) (approval.PreVerdict, error) {
+	if h.badMatch != nil {
+		return approval.PreVerdict{}, h.badMatch
+	}
 	if !h.Applies(EventPreToolUse, r) {
 		return approval.PreVerdict{}, nil
 	}
@@ -168,6 +197,9 @@ func (h *Hook) PreToolUse(ctx context.Context, r approval.Request) (approval.Pre
 // PostToolUse reports a finished call to the plugin and returns the note
 // it attaches for the model, if any.
 func (h *Hook) PostToolUse(ctx context.Context, r approval.Request, res approval.PostResult) (string, error) {
+	if h.badMatch != nil {
+		return "", h.badMatch
+	}
 	if !h.Applies(EventPostToolUse, r) {
 		return "", nil
 	}

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolgate/toolgate/host/approval"
 	"github.com/toolgate/toolgate/host/config"
@@ -299,6 +301,68 @@ plugin "pinned" {
 	}
 }
 
+// TestPinnedBinarySwappedAfterVerificationIsNotRun: the sha256 check and
+// the exec use the same bytes. The test replaces the pinned file (rename
+// over it, as an attacker would) between the check and the start; the
+// process that answers must still be the verified binary, which runs
+// from a private copy that is removed once the plugin has stopped.
+// Not parallel: it sets TMPDIR to see the copy.
+func TestPinnedBinarySwappedAfterVerificationIsNotRun(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "pinned-hook")
+	copyFile(t, bin("hook-allow"), path)
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", tmp)
+	cfg := loadConfig(t, fmt.Sprintf(`
+plugin "pinned" {
+  kind   = "hook"
+  path   = %q
+  sha256 = %q
+}
+`, path, sha256File(t, path)))
+	h := pluginhost.New(cfg, pluginhost.Options{Logger: testLogger(t, hclog.Debug)})
+	swapped := false
+	pluginhost.SetAfterVerify(h, func(p string) {
+		swapped = true
+		evil := filepath.Join(dir, "evil")
+		copyFile(t, bin("hook-deny"), evil)
+		if err := os.Rename(evil, p); err != nil {
+			t.Error(err)
+		}
+	})
+	v, err := hookNamed(t, h, "pinned").PermissionRequest(t.Context(), request)
+	if !swapped {
+		t.Fatal("the swap hook did not run")
+	}
+	if err != nil || v.Decision != approval.HookAllow {
+		t.Fatalf("PermissionRequest = %+v, %v; want allow from the verified binary, not deny from the swapped one", v, err)
+	}
+	copies, _ := filepath.Glob(filepath.Join(tmp, "toolgate-plugin-*", "pinned-hook"))
+	if len(copies) != 1 || sha256File(t, copies[0]) != sha256File(t, bin("hook-allow")) {
+		t.Errorf("verified copies = %v, want one with the pinned hash", copies)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "toolgate-plugin-*")); len(left) != 0 {
+		t.Errorf("verified copies left after Close: %v", left)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestChecksumMismatchNeverExecutes(t *testing.T) {
 	t.Parallel()
 	wrong := strings.Repeat("ab", 32)
@@ -368,6 +432,107 @@ plugin "pre-only" {
 	}
 	if got := rec.statuses("pre-only"); len(got) != 1 {
 		t.Errorf("pre-only was started for an event it does not handle: %v", got)
+	}
+}
+
+// TestHookMatchUsesTheSharedGlobs: match {} uses internal/glob, so "*"
+// stays within a "/"-separated segment and "**" crosses it, as in every
+// other matcher of the product.
+func TestHookMatchUsesTheSharedGlobs(t *testing.T) {
+	t.Parallel()
+	cfg := loadConfig(t, fmt.Sprintf(`
+plugin "one-segment" {
+  kind   = "hook"
+  path   = %q
+  events = ["PermissionRequest"]
+  match { tool = "admin/*" }
+}
+plugin "any-depth" {
+  kind   = "hook"
+  path   = %q
+  events = ["PermissionRequest"]
+  match { tool = "admin/**" }
+}
+`, bin("hook-deny"), bin("hook-deny")))
+	h, _ := newHost(t, cfg, pluginhost.Options{})
+	for _, tt := range []struct {
+		hook, tool string
+		want       approval.HookDecision
+	}{
+		{"one-segment", "admin/reset", approval.HookDeny},
+		{"one-segment", "admin/users/reset", approval.HookNone},
+		{"any-depth", "admin/users/reset", approval.HookDeny},
+	} {
+		r := request
+		r.Tool = tt.tool
+		v, err := hookNamed(t, h, tt.hook).PermissionRequest(t.Context(), r)
+		if err != nil || v.Decision != tt.want {
+			t.Errorf("%s on %s: %+v, %v; want %s", tt.hook, tt.tool, v, err, tt.want)
+		}
+	}
+}
+
+// TestHookWithABadMatchFails: config.Load rejects a bad glob; a block that
+// bypassed it fails every call (on_error applies) instead of silently
+// matching nothing, and the plugin is never started for it.
+func TestHookWithABadMatchFails(t *testing.T) {
+	t.Parallel()
+	cfg := loadConfig(t, fmt.Sprintf(`
+plugin "bad" {
+  kind = "hook"
+  path = %q
+  match { tool = "write_*" }
+}
+`, bin("hook-allow")))
+	cfg.Plugins[0].Match[0].Tool = "write_["
+	h, rec := newHost(t, cfg, pluginhost.Options{})
+	v, err := hookNamed(t, h, "bad").PermissionRequest(t.Context(), request)
+	if err == nil || !strings.Contains(err.Error(), `"[" has no closing "]"`) {
+		t.Errorf("PermissionRequest = %+v, %v; want an error naming the bad pattern", v, err)
+	}
+	if got := rec.statuses("bad"); len(got) != 0 {
+		t.Errorf("the plugin was started: %v", got)
+	}
+}
+
+// TestHookBlockListingAnUnhandledEventIsRefused: a block whose events list
+// names an event the plugin does not declare in its Info is refused when
+// the plugin starts, naming the event and the fix; it never answers "no
+// decision" silently. A block listing only handled events works.
+func TestHookBlockListingAnUnhandledEventIsRefused(t *testing.T) {
+	t.Parallel()
+	cfg := loadConfig(t, fmt.Sprintf(`
+plugin "wrong-events" {
+  kind     = "hook"
+  path     = %q
+  env_vars = ["TOOLGATE_TEST_DENY_EVENTS"]
+  events   = ["PreToolUse", "PermissionRequest"]
+}
+plugin "right-events" {
+  kind     = "hook"
+  path     = %q
+  env_vars = ["TOOLGATE_TEST_DENY_EVENTS"]
+  events   = ["PreToolUse"]
+}
+`, bin("hook-deny"), bin("hook-deny")))
+	h, rec := newHost(t, cfg, pluginhost.Options{LookupEnv: func(k string) (string, bool) {
+		if k == "TOOLGATE_TEST_DENY_EVENTS" {
+			return "pre_tool_use", true // hook-deny then declares only PreToolUse
+		}
+		return os.LookupEnv(k)
+	}})
+	v, err := hookNamed(t, h, "wrong-events").PermissionRequest(t.Context(), request)
+	if !errors.Is(err, pluginhost.ErrIncompatible) ||
+		!strings.Contains(err.Error(), "does not handle PermissionRequest, which events in its block") ||
+		!strings.Contains(err.Error(), "it handles PreToolUse") {
+		t.Errorf("PermissionRequest = %+v, %v; want the block refused naming the unhandled event", v, err)
+	}
+	if got := rec.statuses("wrong-events"); !cmp.Equal(got, []string{events.PluginFailed}) {
+		t.Errorf("events = %v, want one failed", got)
+	}
+	pre, err := hookNamed(t, h, "right-events").PreToolUse(t.Context(), request)
+	if err != nil || pre.Action != approval.PreBlock {
+		t.Errorf("a block listing only handled events: PreToolUse = %+v, %v; want blocked", pre, err)
 	}
 }
 

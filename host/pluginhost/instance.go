@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"runtime"
 	"sync"
@@ -69,9 +70,24 @@ type process struct {
 	protocol int
 	pid      int
 	exited   <-chan struct{}
+	// pinnedDir holds the verified copy of a pinned binary that the
+	// process runs from; removed once the process has ended.
+	pinnedDir string
 
 	// exit says how the process ended; written before gone closes.
 	exit string
+}
+
+// removePinnedCopy deletes the verified copy a pinned plugin ran from,
+// once its process has been reaped (Windows cannot delete a running
+// executable).
+func (p *process) removePinnedCopy(log hclog.Logger) {
+	if p.pinnedDir == "" {
+		return
+	}
+	if err := os.RemoveAll(p.pinnedDir); err != nil {
+		log.Warn("could not remove the plugin's verified copy", "dir", p.pinnedDir, "error", err)
+	}
 }
 
 // pluginClient is what every kind's host-side SDK client offers.
@@ -215,6 +231,7 @@ func (in *instance) keep(p *process, block config.Plugin, env *config.Environmen
 	defer in.wg.Done()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread() // runs last: after Kill has reaped the process
+	defer p.removePinnedCopy(in.log)
 
 	if err := in.start(p, block, env); err != nil {
 		if p.client != nil {

@@ -92,6 +92,11 @@ type Host struct {
 	blocks map[string]*instance // by plugin block name
 	envs   map[envKey]*instance // launcher instances per environment
 	closed bool
+
+	// afterVerify, when set (tests only, see export_test.go), runs
+	// between a binary's checks and its execution: the window in which
+	// a swapped file must not be run.
+	afterVerify func(path string)
 }
 
 type envKey struct{ plugin, env string }

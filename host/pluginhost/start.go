@@ -2,11 +2,8 @@ package pluginhost
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -58,11 +55,15 @@ func isRefusal(err error) bool {
 // p are set as far as the start got (p.client as soon as it exists, so
 // that the keeper can kill it on failure).
 func (in *instance) start(p *process, block config.Plugin, env *config.Environment) error {
-	if err := in.checkBinary(block); err != nil {
+	binary, err := in.checkBinary(p, block)
+	if err != nil {
 		return err
 	}
+	if in.h.afterVerify != nil {
+		in.h.afterVerify(block.Path)
+	}
 	set, dispense := in.pluginSet()
-	cmd := exec.Command(block.Path)
+	cmd := exec.Command(binary)
 	cmd.Env = in.h.pluginEnv(block.EnvVars)
 	setPdeathsig(cmd)
 	p.cmd = cmd
@@ -108,6 +109,11 @@ func (in *instance) start(p *process, block config.Plugin, env *config.Environme
 	p.info = info
 	if p.api, err = negotiateAPI(in.name, block, info); err != nil {
 		return err
+	}
+	if in.kind == sdk.KindHook {
+		if err := checkHookEvents(in.name, block, info); err != nil {
+			return err
+		}
 	}
 
 	body, fallback := block.Config, block.DeclRange
@@ -189,15 +195,17 @@ func levelName(l hclog.Level) string {
 }
 
 // checkBinary refuses a binary that cannot be run or does not match the
-// block's sha256 pin, before anything executes it.
-func (in *instance) checkBinary(block config.Plugin) error {
+// block's sha256 pin, before anything executes it, and returns the path
+// to execute: block.Path without a pin; with one, the verified private
+// copy (see pinnedCopy), recorded in p.pinnedDir for removal.
+func (in *instance) checkBinary(p *process, block config.Plugin) (string, error) {
 	f, err := os.Open(block.Path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%w: plugin %q: %s does not exist; build the plugin, or fix path in its block (%s)",
+		return "", fmt.Errorf("%w: plugin %q: %s does not exist; build the plugin, or fix path in its block (%s)",
 			ErrBinary, in.name, block.Path, where(block.DeclRange))
 	case err != nil:
-		return fmt.Errorf("%w: plugin %q: %v; make %s readable and executable, or fix path in its block (%s)",
+		return "", fmt.Errorf("%w: plugin %q: %v; make %s readable and executable, or fix path in its block (%s)",
 			ErrBinary, in.name, err, block.Path, where(block.DeclRange))
 	}
 	defer f.Close()
@@ -206,27 +214,29 @@ func (in *instance) checkBinary(block config.Plugin) error {
 		err = errors.New("not an executable file")
 	}
 	if err != nil {
-		return fmt.Errorf("%w: plugin %q: %s: %v; point path in its block (%s) at the plugin's executable",
+		return "", fmt.Errorf("%w: plugin %q: %s: %v; point path in its block (%s) at the plugin's executable",
 			ErrBinary, in.name, block.Path, err, where(block.DeclRange))
 	}
 	if block.SHA256 == "" {
-		return nil
+		return block.Path, nil
 	}
-	sum := sha256.New()
-	if _, err := io.Copy(sum, f); err != nil {
-		return fmt.Errorf("%w: plugin %q: reading %s to check its sha256: %v", ErrBinary, in.name, block.Path, err)
+	dir, binary, actual, err := pinnedCopy(f, block.Path)
+	if err != nil {
+		return "", fmt.Errorf("%w: plugin %q: %v; the plugin was not started. Check that %s is readable and that the temporary directory (TMPDIR) is writable",
+			ErrBinary, in.name, err, block.Path)
 	}
-	actual := hex.EncodeToString(sum.Sum(nil))
 	in.mu.Lock()
 	in.checksum = checksumState{checked: true, mismatch: actual != block.SHA256, actual: actual}
 	in.mu.Unlock()
 	if actual != block.SHA256 {
-		return fmt.Errorf("%w: plugin %q: %s has sha256 %s, but its block (%s) expects %s; "+
+		_ = os.RemoveAll(dir)
+		return "", fmt.Errorf("%w: plugin %q: %s has sha256 %s, but its block (%s) expects %s; "+
 			"the plugin was not started. If you rebuilt or upgraded it on purpose, check the new binary and set sha256 = %q; "+
 			"otherwise restore the binary the pin names",
 			ErrChecksumMismatch, in.name, block.Path, actual, where(block.DeclRange), block.SHA256, actual)
 	}
-	return nil
+	p.pinnedDir = dir
+	return binary, nil
 }
 
 var pluginVersionRE = regexp.MustCompile(`Plugin version: (\S+)`)
@@ -290,6 +300,43 @@ func negotiateAPI(name string, block config.Plugin, info sdk.Info) (string, erro
 	}
 	slices.SortFunc(common, compareVersions)
 	return common[len(common)-1], nil
+}
+
+// hookEventCapabilities maps the events a block lists (config spelling)
+// to the capability a hook plugin declares in its Info for each.
+var hookEventCapabilities = map[string]hook.Event{
+	EventPreToolUse:        hook.EventPreToolUse,
+	EventPermissionRequest: hook.EventPermissionRequest,
+	EventPostToolUse:       hook.EventPostToolUse,
+}
+
+// checkHookEvents refuses a hook block whose events list names an event
+// the plugin does not handle: the SDK client would answer "no opinion"
+// for it without asking the plugin, so the user's hook would silently
+// never run for that event.
+func checkHookEvents(name string, block config.Plugin, info sdk.Info) error {
+	var missing []string
+	for _, ev := range block.Events {
+		if c, ok := hookEventCapabilities[ev]; !ok || !info.Has(string(c)) {
+			missing = append(missing, ev)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	var handled []string
+	for _, ev := range []string{EventPreToolUse, EventPermissionRequest, EventPostToolUse} {
+		if info.Has(string(hookEventCapabilities[ev])) {
+			handled = append(handled, ev)
+		}
+	}
+	handles := "no event"
+	if len(handled) > 0 {
+		handles = strings.Join(handled, ", ")
+	}
+	return fmt.Errorf("%w: plugin %q (%s) does not handle %s, which events in its block (%s) lists; it handles %s. "+
+		"Remove %s from events, or use a plugin that handles it",
+		ErrIncompatible, name, block.Path, strings.Join(missing, ", "), where(block.DeclRange), handles, strings.Join(missing, ", "))
 }
 
 // compareVersions orders numeric versions numerically, others as text.

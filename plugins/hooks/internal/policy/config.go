@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/toolgate/toolgate/internal/glob"
 	"github.com/toolgate/toolgate/plugins/internal/configdiag"
 	"github.com/toolgate/toolgate/plugins/internal/hostlist"
 	"github.com/toolgate/toolgate/sdk/hook"
@@ -117,19 +118,19 @@ func compileRule(index int, rj ruleJSON, diags *configdiag.Set) *rule {
 	for _, g := range []struct {
 		attr string
 		text *string
-		dst  **regexp.Regexp
+		dst  **glob.Pattern
 	}{{"server", rj.Server, &r.server}, {"tool", rj.Tool, &r.tool}} {
-		if g.text == nil || *g.text == "" || *g.text == "*" {
+		if g.text == nil || *g.text == "" {
 			continue
 		}
-		re, err := compileGlob(*g.text)
+		p, err := glob.Compile(*g.text)
 		if err != nil {
 			diags.Error(at(g.attr), "Invalid glob",
-				fmt.Sprintf("%s = %q is not a valid glob: %v. Use * for any run of characters, ? for one character, [a-z] for a class.", g.attr, *g.text, err))
+				fmt.Sprintf("%s = %q is not a valid glob: %v. Syntax: %s.", g.attr, *g.text, err, glob.Syntax))
 			ok = false
 			continue
 		}
-		*g.dst = re
+		*g.dst = &p
 	}
 
 	if a := rj.Annotations; a != nil {

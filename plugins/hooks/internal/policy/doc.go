@@ -2,7 +2,9 @@
 // / ask rules, written in the plugin's config {} block, applied to every
 // PermissionRequest and PreToolUse event.
 //
-// A rule matches on the server name and raw tool name (globs), the tool's
+// A rule matches on the server name and raw tool name (globs with the
+// product's one syntax, internal/glob: * within a "/"-separated segment,
+// ** across segments), the tool's
 // MCP annotations, and argument values: a path argument that resolves outside
 // a directory (symlink-safe, relative paths taken against the call's cwd), a
 // URL argument whose host is not in a list, or a regular expression over a

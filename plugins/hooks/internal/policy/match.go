@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/toolgate/toolgate/internal/glob"
 	"github.com/toolgate/toolgate/plugins/internal/hostlist"
 	"github.com/toolgate/toolgate/plugins/internal/pathscope"
 	"github.com/toolgate/toolgate/sdk"
@@ -23,8 +24,8 @@ type rule struct {
 	index       int
 	name        string
 	events      eventSet
-	server      *regexp.Regexp // nil: any server
-	tool        *regexp.Regexp // nil: any tool
+	server      *glob.Pattern // nil: any server
+	tool        *glob.Pattern // nil: any tool
 	annotations annotationMatch
 	arguments   []argumentMatch
 	verdict     verdict
@@ -81,10 +82,10 @@ func (s *ruleSet) decide(event eventSet, req hook.Request) verdict {
 }
 
 func (r *rule) matchesTool(req hook.Request) bool {
-	if r.server != nil && !r.server.MatchString(req.Server) {
+	if r.server != nil && !r.server.Match(req.Server) {
 		return false
 	}
-	if r.tool != nil && !r.tool.MatchString(req.Tool) {
+	if r.tool != nil && !r.tool.Match(req.Tool) {
 		return false
 	}
 	return r.annotations.matches(req.Annotations)

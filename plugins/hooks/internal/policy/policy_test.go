@@ -90,6 +90,8 @@ func TestRules(t *testing.T) {
 	  "rule": [
 	    {"name": "reads", "annotations": {"read_only": true}, "decision": "allow"},
 	    {"tool": "delete_*", "decision": "deny", "message": "deleting is not allowed"},
+	    {"tool": "admin/*", "decision": "deny", "message": "no admin tools"},
+	    {"tool": "ops/**", "decision": "deny", "message": "no ops tools"},
 	    {"server": "files", "argument": [{"name": "path", "outside_dir": "."}], "decision": "deny", "message": "stay in the workspace"},
 	    {"server": "web", "argument": [{"name": "url", "host_not_in": ["example.com", "*.example.org"]}], "decision": "deny", "message": "host not allowed"},
 	    {"tool": "run", "argument": [{"name": "command", "regex": "rm\\s+-rf"}], "decision": "deny", "message": "no rm -rf"},
@@ -108,6 +110,9 @@ func TestRules(t *testing.T) {
 	}{
 		{"read-only annotation allows", call("files", "read_file", `{"path":"/etc/passwd"}`, work, readOnly), allowed},
 		{"tool glob denies", call("files", "delete_file", `{"path":"a"}`, work, writer), denied("deleting is not allowed")},
+		{"* matches within a segment", call("other", "admin/reset", `{}`, work, writer), denied("no admin tools")},
+		{"* does not cross /", call("other", "admin/users/reset", `{}`, work, writer), asked},
+		{"** crosses /", call("other", "ops/db/drop", `{}`, work, writer), denied("no ops tools")},
 		{"path inside the workspace asks", call("files", "write_file", `{"path":"sub/a.txt"}`, work, writer), asked},
 		{"absolute path outside denies", call("files", "write_file", `{"path":"/etc/passwd"}`, work, writer), denied("stay in the workspace")},
 		{"dot dot escape denies", call("files", "write_file", `{"path":"../x"}`, work, writer), denied("stay in the workspace")},

@@ -31,8 +31,8 @@ func schema() sdk.ConfigSchema {
 	rule := sdk.ConfigSchema{
 		Attributes: []sdk.Attribute{
 			{Name: "name", Type: sdk.TypeString, Description: "A name for the rule, used in messages and logs."},
-			{Name: "server", Type: sdk.TypeString, Description: `Glob over the server block's name ("*", "git*").`},
-			{Name: "tool", Type: sdk.TypeString, Description: `Glob over the tool's raw name ("delete_*").`},
+			{Name: "server", Type: sdk.TypeString, Description: `Glob over the server block's name ("git*"): * matches any run except "/", ** also crosses "/", ? one character, [a-z] a class.`},
+			{Name: "tool", Type: sdk.TypeString, Description: `Glob over the tool's raw name ("delete_*", "github/**"): * matches any run except "/", ** also crosses "/".`},
 			{Name: "decision", Type: sdk.TypeString, Required: true, Description: `"allow", "deny" or "ask" (leave it to the reviewer).`},
 			{Name: "message", Type: sdk.TypeString, Description: "For deny: the text the model gets. For allow: recorded with the approval."},
 			{Name: "events", Type: sdk.ListOf(sdk.TypeString), Description: `Events the rule applies to: "permission_request", "pre_tool_use". Default: both.`},

@@ -2,6 +2,7 @@ package execution
 
 import (
 	"encoding/json"
+	"maps"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -71,10 +72,7 @@ func redactValue(v any, redact func(string) string) (any, bool) {
 		for k, item := range x {
 			if r, changed := redactValue(item, redact); changed {
 				if out == nil {
-					out = make(map[string]any, len(x))
-					for k2, v2 := range x {
-						out[k2] = v2
-					}
+					out = maps.Clone(x)
 				}
 				out[k] = r
 			}

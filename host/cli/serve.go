@@ -14,9 +14,9 @@ import (
 
 	"github.com/toolgate/toolgate/host"
 	"github.com/toolgate/toolgate/host/gateway"
-	"github.com/toolgate/toolgate/host/tokenauth"
 	"github.com/toolgate/toolgate/host/manager"
 	"github.com/toolgate/toolgate/host/reload"
+	"github.com/toolgate/toolgate/host/tokenauth"
 )
 
 // listenFromConfig is the --http value that means "serve { listen }".

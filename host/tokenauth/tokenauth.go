@@ -250,7 +250,10 @@ func (v *Validator) key(ctx context.Context, kid string, alg string) (*jose.JSON
 		return nil, &Error{Code: CodeInvalidToken, Description: "the issuer's signing keys could not be fetched recently; try again shortly", Err: ErrKeys}
 	}
 	v.tried = now
-	keys, err := v.fetch(ctx)
+	// The fetch serves every waiting request, so one client hanging up
+	// must not fail it (and hold the next attempt back for MinRefresh);
+	// the client's own timeout bounds it.
+	keys, err := v.fetch(context.WithoutCancel(ctx))
 	if err != nil {
 		v.opts.Logger.Warn("fetching the issuer's signing keys failed", "issuer", v.cfg.Issuer, "error", err)
 		if v.keys == nil {

@@ -80,6 +80,8 @@
 //	denied: annotations/mode, hook, Guardian,        tool result, isError, the denial text (the model
 //	  user declined or cancelled, policy never,      can adapt); the server is never contacted
 //	  nobody to ask (client without elicitation)
+//	over a serve limit (rate limit)                  tool result, isError, which limit and when to
+//	                                                 retry; the server is never contacted
 //	server down, crashed, timed out, transport       tool result, isError, a short reason
 //	  failure, catalog changed since listing; a
 //	  tool this session listed, withdrawn because

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"net"
 	"net/url"
 	"time"
 
@@ -164,7 +165,7 @@ func (d *decoder) authURL(a *hcl.Attribute, v string) bool {
 	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
 		d.errorf(a.Range, "Invalid URL", "%s must be an absolute https:// URL, such as \"https://login.example.com/realms/team\".", a.Name)
 		return false
-	case u.Scheme == "http" && !isLoopbackListen(u.Host) && !isLoopbackListen(u.Host+":0") && u.Hostname() != "localhost":
+	case u.Scheme == "http" && !isLoopbackListen(net.JoinHostPort(u.Hostname(), "0")):
 		d.errorf(a.Range, "Insecure URL", "%s must use https://; plain http is accepted for localhost only.", a.Name)
 		return false
 	case u.Fragment != "":

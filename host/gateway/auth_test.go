@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/gateway"
 	"github.com/toolgate/toolgate/host/tokenauth/tokenauthtest"
 	"github.com/toolgate/toolgate/internal/testbin"
@@ -260,5 +261,19 @@ func TestRateLimitPerCallerAnswersWhenToRetry(t *testing.T) {
 	}
 	if !limited {
 		t.Error("the audit log has no rate_limit denial for alice")
+	}
+}
+
+func TestAnAuthBlockAllowsListeningBeyondLoopback(t *testing.T) {
+	iss := tokenauthtest.New(t)
+	e, err := gateway.NewEndpoint(config.Serve{Auth: &config.Auth{Issuer: iss.URL, Resource: testResource}}, "0.0.0.0:0", nil)
+	if err != nil {
+		t.Fatalf("NewEndpoint with auth on 0.0.0.0: %v", err)
+	}
+	if !e.RequiresToken() || e.Loopback {
+		t.Errorf("endpoint = %+v, want one that requires tokens", e)
+	}
+	if _, err := gateway.NewEndpoint(config.Serve{}, "0.0.0.0:0", nil); err == nil {
+		t.Error("without auth or a token, 0.0.0.0 was accepted")
 	}
 }

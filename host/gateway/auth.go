@@ -27,11 +27,7 @@ func (g *Gateway) newAuthGuard(e *Endpoint, next http.Handler) http.Handler {
 	if e.Auth == nil {
 		return next
 	}
-	opts := e.AuthOptions
-	if opts.Logger == nil {
-		opts.Logger = g.log.Named("auth")
-	}
-	v := tokenauth.New(*e.Auth, opts)
+	v := tokenauth.New(*e.Auth, tokenauth.Options{Logger: g.log.Named("auth")})
 	meta, _ := json.Marshal(v.Metadata())
 	return &authGuard{v: v, metaPath: tokenauth.MetadataPath(e.Auth.Resource), meta: meta, g: g, next: next}
 }

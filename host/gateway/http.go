@@ -18,7 +18,6 @@ import (
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/identity"
 	"github.com/toolgate/toolgate/host/internal/slogbridge"
-	"github.com/toolgate/toolgate/host/tokenauth"
 )
 
 // Path is where the Streamable HTTP endpoint is served.
@@ -44,9 +43,6 @@ type Endpoint struct {
 	// Auth is serve's auth block: requests must carry an OAuth access
 	// token it accepts; nil when none (see auth.go).
 	Auth *config.Auth
-	// AuthOptions tune token validation (tests point its Client at a
-	// test issuer); the zero value is what serve uses.
-	AuthOptions tokenauth.Options
 	// tokenSum is the SHA-256 of the token; nil when none. Only the sum
 	// is kept, so the token cannot reach a log through this value.
 	tokenSum []byte

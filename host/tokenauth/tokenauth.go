@@ -2,6 +2,7 @@ package tokenauth
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -78,6 +79,12 @@ type Validator struct {
 	cfg  config.Auth
 	opts Options
 
+	// seen caches accepted tokens by SHA-256 until they expire, so a
+	// session's every request does not pay an RSA verification (see
+	// BenchmarkValidate). Only digests are kept, never tokens.
+	seenMu sync.Mutex
+	seen   map[[sha256.Size]byte]accepted
+
 	mu      sync.Mutex // held across a fetch, so concurrent misses fetch once
 	jwksURL string
 	keys    *jose.JSONWebKeySet
@@ -106,6 +113,14 @@ func New(cfg config.Auth, opts Options) *Validator {
 	return &Validator{cfg: cfg, opts: opts, jwksURL: cfg.JWKSURL}
 }
 
+// maxSeen bounds the accepted-token cache; when full it starts over.
+const maxSeen = 4096
+
+type accepted struct {
+	caller *identity.Caller
+	expiry time.Time // exp plus leeway
+}
+
 // claims are the registered claims plus the ones toolgate reads.
 type claims struct {
 	jwt.Claims
@@ -121,37 +136,69 @@ func (v *Validator) Validate(ctx context.Context, token string) (*identity.Calle
 	if token == "" {
 		return nil, &Error{Description: "this gateway requires an OAuth access token (Authorization: Bearer <token>)"}
 	}
+	sum := sha256.Sum256([]byte(token))
+	v.seenMu.Lock()
+	a, ok := v.seen[sum]
+	v.seenMu.Unlock()
+	if ok && v.opts.Now().Before(a.expiry) {
+		return a.caller, nil
+	}
+	caller, expiry, err := v.validate(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	v.seenMu.Lock()
+	if v.seen == nil || len(v.seen) >= maxSeen {
+		v.seen = map[[sha256.Size]byte]accepted{}
+	}
+	v.seen[sum] = accepted{caller: caller, expiry: expiry}
+	v.seenMu.Unlock()
+	return caller, nil
+}
+
+// validate checks a token not seen before; it also returns until when
+// the token stays acceptable.
+func (v *Validator) validate(ctx context.Context, token string) (*identity.Caller, time.Time, error) {
+	caller, c, err := v.check(ctx, token)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return caller, c.Expiry.Time().Add(v.cfg.Leeway), nil
+}
+
+// check verifies the signature and claims of token.
+func (v *Validator) check(ctx context.Context, token string) (*identity.Caller, *claims, error) {
 	tok, err := jwt.ParseSigned(token, algorithms)
 	if err != nil {
-		return nil, &Error{Code: CodeInvalidToken, Description: "the token is not a signed JWT with an accepted algorithm", Err: err}
+		return nil, nil, &Error{Code: CodeInvalidToken, Description: "the token is not a signed JWT with an accepted algorithm", Err: err}
 	}
 	if len(tok.Headers) != 1 {
-		return nil, &Error{Code: CodeInvalidToken, Description: "the token must carry exactly one signature"}
+		return nil, nil, &Error{Code: CodeInvalidToken, Description: "the token must carry exactly one signature"}
 	}
 	kid := tok.Headers[0].KeyID
 	key, err := v.key(ctx, kid, tok.Headers[0].Algorithm)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var c claims
 	var all map[string]json.RawMessage
 	if err := tok.Claims(key, &c, &all); err != nil {
-		return nil, &Error{Code: CodeInvalidToken, Description: "the token's signature does not verify against the issuer's keys", Err: err}
+		return nil, nil, &Error{Code: CodeInvalidToken, Description: "the token's signature does not verify against the issuer's keys", Err: err}
 	}
 	if c.Expiry == nil {
-		return nil, &Error{Code: CodeInvalidToken, Description: "the token has no exp claim; access tokens must expire"}
+		return nil, nil, &Error{Code: CodeInvalidToken, Description: "the token has no exp claim; access tokens must expire"}
 	}
 	if c.Subject == "" {
-		return nil, &Error{Code: CodeInvalidToken, Description: "the token has no sub claim, so the caller cannot be told apart"}
+		return nil, nil, &Error{Code: CodeInvalidToken, Description: "the token has no sub claim, so the caller cannot be told apart"}
 	}
 	exp := jwt.Expected{Issuer: v.cfg.Issuer, AnyAudience: v.cfg.Audiences, Time: v.opts.Now()}
 	if err := c.ValidateWithLeeway(exp, v.cfg.Leeway); err != nil {
-		return nil, &Error{Code: CodeInvalidToken, Description: claimProblem(err, v.cfg), Err: err}
+		return nil, nil, &Error{Code: CodeInvalidToken, Description: claimProblem(err, v.cfg), Err: err}
 	}
 	scopes := grantedScopes(c)
 	for _, want := range v.cfg.Scopes {
 		if !slices.Contains(scopes, want) {
-			return nil, &Error{Code: CodeInsufficientScope, Description: fmt.Sprintf("the token does not grant the scope %q, which this gateway requires", want)}
+			return nil, nil, &Error{Code: CodeInsufficientScope, Description: fmt.Sprintf("the token does not grant the scope %q, which this gateway requires", want)}
 		}
 	}
 	caller := &identity.Caller{
@@ -178,7 +225,7 @@ func (v *Validator) Validate(ctx context.Context, token string) (*identity.Calle
 			caller.Claims[name] = string(raw)
 		}
 	}
-	return caller, nil
+	return caller, &c, nil
 }
 
 func claimProblem(err error, cfg config.Auth) string {

@@ -165,3 +165,19 @@ func TestMetadataNamesTheIssuer(t *testing.T) {
 		t.Errorf("metadata = %v", m)
 	}
 }
+
+func TestAnAcceptedTokenStopsWorkingWhenItExpires(t *testing.T) {
+	iss := tokenauthtest.New(t)
+	now := time.Now()
+	v := tokenauth.New(authFor(iss), tokenauth.Options{Now: func() time.Time { return now }})
+	tok := iss.Token(t, "k1", tokenauthtest.Claims{Subject: "alice", Audience: []string{resource}, Expiry: now.Add(time.Minute)})
+	for range 2 { // the second time from the cache of accepted tokens
+		if _, err := v.Validate(t.Context(), tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now = now.Add(time.Minute + 31*time.Second) // past exp and the 30 s leeway
+	if _, err := v.Validate(t.Context(), tok); !errors.Is(err, jwt.ErrExpired) {
+		t.Errorf("an expired token, accepted before: %v, want expired", err)
+	}
+}

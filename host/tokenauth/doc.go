@@ -9,6 +9,8 @@
 // refresh interval so that forged key ids cannot make it hammer the
 // issuer. Signatures, iss, aud, exp, nbf and the required scopes are
 // checked with go-jose; the caller's identity (host/identity) comes out.
+// An accepted token is remembered by its SHA-256 until it expires, so
+// the requests of a session after the first skip the signature check.
 //
 // It must not log or return token text: tokens are credentials. It does
 // not decide what a caller may do; hooks and limits do.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/toolgate/toolgate/host/manager"
 	"github.com/toolgate/toolgate/host/mcpclient"
 	"github.com/toolgate/toolgate/host/pluginhost"
+	"github.com/toolgate/toolgate/host/ratelimit"
 )
 
 // Options configures a Host.
@@ -82,6 +84,7 @@ type Host struct {
 	cfg      *config.Config
 	approval *approval.Procedure
 	executor *execution.Executor
+	limiter  *ratelimit.Limiter // serve's limit blocks; nil = none
 	envs     *environment.Registry
 
 	// persistMu serializes "don't ask again" writes to config files.
@@ -134,6 +137,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	}
 	h.Manager = manager.New(cfg, mo)
 	h.executor = h.newExecutor(cfg)
+	h.limiter = ratelimit.New(cfg.Serve.Limits, nil)
 	return h, nil
 }
 
@@ -228,9 +232,14 @@ func (h *Host) Start(ctx context.Context) { h.Manager.Start(ctx) }
 // The step captures the catalog on first use.
 func (h *Host) NewStep(sessionID string) *exposure.Step {
 	h.mu.RLock()
-	cfg, proc, exec := h.cfg, h.approval, h.executor
+	cfg, proc, exec, limiter := h.cfg, h.approval, h.executor, h.limiter
 	h.mu.RUnlock()
+	var admit func(events.Call) error
+	if limiter != nil {
+		admit = func(c events.Call) error { return limiter.Admit(c.Caller, c.ModelName) }
+	}
 	return exposure.NewStep(exposure.Options{
+		Admit:     admit,
 		Catalogs:  h.Manager,
 		Approver:  proc,
 		Executor:  exec,
@@ -258,6 +267,10 @@ func (h *Host) Apply(cfg *config.Config) manager.ApplyResult {
 	h.envs = h.environments(cfg)
 	h.approval = h.approval.Reconfigured(h.approvalOptions(cfg))
 	h.executor = h.newExecutor(cfg)
+	if !slices.EqualFunc(old.Serve.Limits, cfg.Serve.Limits, sameLimit) {
+		// Changed limits start with full buckets.
+		h.limiter = ratelimit.New(cfg.Serve.Limits, nil)
+	}
 	envs := h.envs
 	h.mu.Unlock()
 	if old.AuditLog != cfg.AuditLog {
@@ -292,4 +305,12 @@ func (h *Host) Close() error {
 		err = errors.Join(err, h.audit.Close())
 	}
 	return err
+}
+
+// sameLimit reports whether two limit blocks say the same (where they
+// are written does not matter), so a reload keeps their buckets.
+func sameLimit(a, b config.Limit) bool {
+	return slices.Equal(a.Callers, b.Callers) && slices.Equal(a.Tools, b.Tools) &&
+		a.PerCaller == b.PerCaller && a.PerTool == b.PerTool &&
+		a.Calls == b.Calls && a.Period == b.Period && a.Burst == b.Burst
 }

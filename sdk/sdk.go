@@ -143,3 +143,23 @@ type Annotations struct {
 	// Title is the annotations' title.
 	Title string
 }
+
+// Caller is who made a call, as the host established it from the
+// caller's OAuth access token (toolgate serve with an auth block). nil
+// when the host does not know: stdio, or a gateway with a static token.
+type Caller struct {
+	// Subject is the token's sub claim, unique per issuer.
+	Subject string
+	// Issuer is the token's iss claim.
+	Issuer string
+	// ClientID is the OAuth client the token was issued to.
+	ClientID string
+	// Email is the token's email claim, if any.
+	Email string
+	// Groups are the groups the token lists for the caller.
+	Groups []string
+	// Scopes are the scopes the token grants.
+	Scopes []string
+	// Claims are further claims the operator selected, as text.
+	Claims map[string]string
+}

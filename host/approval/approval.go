@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/host/identity"
 )
 
 // Request is one concrete tool call awaiting a verdict.
@@ -27,6 +28,9 @@ type Request struct {
 	// Description and Annotations it makes the definition a remembered
 	// approval is bound to (see [DefinitionHash]).
 	InputSchema any
+	// Caller is who made the call (toolgate serve with auth); nil when
+	// unknown. Hooks and the Guardian see it.
+	Caller *identity.Caller
 
 	// Mode and Policy are filled in by [Procedure.Decide] before hooks,
 	// the reviewer and the user see the request, so they can tell how the

@@ -255,7 +255,7 @@ func (p *Procedure) sameDefinition(r Request, step, approved string) bool {
 	if p.events != nil {
 		p.events.Emit(events.ApprovalDecision{
 			At:                 time.Now(),
-			Call:               events.Call{CallID: r.CallID, SessionID: r.SessionID, Server: r.Server, Tool: r.Tool, ModelName: r.ModelName},
+			Call:               events.Call{CallID: r.CallID, SessionID: r.SessionID, Server: r.Server, Tool: r.Tool, ModelName: r.ModelName, Caller: r.Caller},
 			Step:               step,
 			By:                 byHost,
 			Verdict:            events.VerdictAbstain,
@@ -488,6 +488,7 @@ func (p *Procedure) emitDecision(r Request, d Decision, verdict, rationale, risk
 			Server:    r.Server,
 			Tool:      r.Tool,
 			ModelName: r.ModelName,
+			Caller:    r.Caller,
 		},
 		Step:      step,
 		By:        by,

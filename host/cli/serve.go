@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/host/gateway"
 	"github.com/toolgate/toolgate/host/manager"
 	"github.com/toolgate/toolgate/host/reload"
+	"github.com/toolgate/toolgate/host/tokenauth"
 )
 
 // listenFromConfig is the --http value that means "serve { listen }".
@@ -178,6 +179,11 @@ func (g *globals) serveHTTP(ctx context.Context, gw *gateway.Gateway, endpoint *
 func (g *globals) printTryIt(endpoint *gateway.Endpoint, url string) {
 	if !endpoint.RequiresToken() {
 		fmt.Fprintf(g.io.Err, "  try it: npx -y @modelcontextprotocol/inspector --cli %s --method tools/list\n", url)
+		return
+	}
+	if endpoint.Auth != nil {
+		fmt.Fprintf(g.io.Err, "  every request needs an OAuth access token from %s for %s; clients find it via %s\n",
+			endpoint.Auth.Issuer, endpoint.Auth.Resource, tokenauth.MetadataURL(endpoint.Auth.Resource))
 		return
 	}
 	fmt.Fprintf(g.io.Err, "  every request needs: Authorization: Bearer $%s\n", endpoint.TokenEnvVar)

@@ -145,7 +145,9 @@ func (l *loader) serve(d *decoder, r *rawServe) {
 		s.MaxResultBytes = v
 	}
 	s.AllowPersistentApproval = d.bool(r.AllowPersistentApproval, false)
-	if s.TokenEnvVar == "" && !isLoopbackListen(s.Listen) {
+	l.serveAuth(d, r)
+	l.serveLimits(d, r.Limits)
+	if s.TokenEnvVar == "" && s.Auth == nil && !isLoopbackListen(s.Listen) {
 		rng := r.DeclRange
 		if r.Listen != nil {
 			rng = r.Listen.Range

@@ -57,6 +57,8 @@ type rawServe struct {
 	// AllowPersistentApproval lets an upstream client's answer write
 	// approval_mode = "remembered" into the config.
 	AllowPersistentApproval *hcl.Attribute `hcl:"allow_persistent_approval,optional"`
+	Auth                    *rawAuth       `hcl:"auth,block"`
+	Limits                  []rawLimit     `hcl:"limit,block"`
 	DeclRange               hcl.Range      // set by the loader
 }
 

@@ -161,6 +161,11 @@ type Serve struct {
 	// upstream clients of toolgate serve; default false, because that
 	// answer rewrites the operator's config for every session.
 	AllowPersistentApproval bool
+	// Auth, when set, makes serve accept OAuth access tokens and know
+	// each caller; nil = no caller identity (token_env_var at most).
+	Auth *Auth
+	// Limits are the serve limit blocks, in config order.
+	Limits []Limit
 }
 
 // PluginKind is the kind of an out-of-process plugin.

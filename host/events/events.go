@@ -3,6 +3,8 @@ package events
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/toolgate/toolgate/host/identity"
 )
 
 // Event is one typed thing that happened in the host. Every event has a
@@ -82,6 +84,9 @@ type Call struct {
 	Server    string `json:"server"`
 	Tool      string `json:"tool"`       // raw tool name
 	ModelName string `json:"model_name"` // flat model-visible name
+	// Caller is who made the call (toolgate serve with auth); omitted
+	// when unknown.
+	Caller *identity.Caller `json:"caller,omitempty"`
 }
 
 // ToolCallBegin is emitted when a call enters the host, before approval.

@@ -184,7 +184,11 @@ func (l logSink) enabled(level hclog.Level) bool {
 }
 
 func callKV(c Call) []any {
-	return []any{"call_id", c.CallID, "session_id", c.SessionID, "server", c.Server, "tool", c.Tool, "model_name", c.ModelName}
+	kv := []any{"call_id", c.CallID, "session_id", c.SessionID, "server", c.Server, "tool", c.Tool, "model_name", c.ModelName}
+	if c.Caller != nil {
+		kv = append(kv, "caller", c.Caller.Subject)
+	}
+	return kv
 }
 
 func withError(kv []any, errText string) []any {

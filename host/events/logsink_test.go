@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/toolgate/toolgate/host/identity"
 )
 
 type logLine map[string]any
@@ -34,6 +36,10 @@ func captureLog(level hclog.Level) (*bytes.Buffer, hclog.Logger) {
 
 var testCall = Call{CallID: "c1", SessionID: "s1", Server: "files", Tool: "write_file", ModelName: "mcp__files__write_file"}
 
+// callerCall is testCall made by a caller known from an access token.
+var callerCall = Call{CallID: "c2", SessionID: "s1", Server: "files", Tool: "write_file", ModelName: "mcp__files__write_file",
+	Caller: &identity.Caller{Subject: "alice", Groups: []string{"admins"}}}
+
 const secretPayload = "PAYLOAD-7f3a" // stands for user data in arguments and results
 
 func TestLogSinkLevels(t *testing.T) {
@@ -58,6 +64,8 @@ func TestLogSinkLevels(t *testing.T) {
 			"", "", nil},
 		{"approved", ApprovalDecision{Call: testCall, Step: "hook", By: "policy", Verdict: VerdictApproved},
 			"info", "approval decision", map[string]any{"by": "policy", "verdict": "approved", "model_name": testCall.ModelName}},
+		{"a caller's call", ToolCallEnd{Call: callerCall, Status: CallCompleted},
+			"info", "tool call end", map[string]any{"caller": "alice", "model_name": testCall.ModelName}},
 		{"denied", ApprovalDecision{Call: testCall, Step: "guardian", By: "guardian", Verdict: VerdictDenied, Rationale: "too risky", RiskLevel: "high"},
 			"warn", "approval decision", map[string]any{"rationale": "too risky", "risk_level": "high"}},
 		{"abstain is debug", ApprovalDecision{Call: testCall, Step: "hook", By: "p", Verdict: VerdictAbstain}, "", "", nil},

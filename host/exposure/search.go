@@ -1,6 +1,7 @@
 package exposure
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -15,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/execution"
 	"github.com/toolgate/toolgate/host/exposure/toolsearch"
+	"github.com/toolgate/toolgate/host/identity"
 )
 
 // SearchToolName is the host's own tool that finds deferred tools.
@@ -179,7 +181,7 @@ func (s *Step) instructions() map[string]string {
 }
 
 // callSearch serves a model call of tool_search.
-func (s *Step) callSearch(req CallRequest, started time.Time) CallResult {
+func (s *Step) callSearch(ctx context.Context, req CallRequest, started time.Time) CallResult {
 	var in struct {
 		Query *string  `json:"query"`
 		Limit *float64 `json:"limit"`
@@ -221,7 +223,7 @@ func (s *Step) callSearch(req CallRequest, started time.Time) CallResult {
 		})
 	}
 	s.opts.Events.Emit(events.ToolCallBegin{At: started,
-		Call:      events.Call{CallID: req.CallID, SessionID: s.opts.SessionID, Tool: SearchToolName, ModelName: SearchToolName},
+		Call:      events.Call{CallID: req.CallID, SessionID: s.opts.SessionID, Tool: SearchToolName, ModelName: SearchToolName, Caller: identity.From(ctx)},
 		Arguments: args})
 	b, _ := json.Marshal(out)
 	var structured map[string]any
@@ -229,7 +231,7 @@ func (s *Step) callSearch(req CallRequest, started time.Time) CallResult {
 	raw := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: structured}
 	wall := s.opts.Now().Sub(started)
 	s.opts.Events.Emit(events.ToolCallEnd{At: s.opts.Now(),
-		Call:   events.Call{CallID: req.CallID, SessionID: s.opts.SessionID, Tool: SearchToolName, ModelName: SearchToolName},
+		Call:   events.Call{CallID: req.CallID, SessionID: s.opts.SessionID, Tool: SearchToolName, ModelName: SearchToolName, Caller: identity.From(ctx)},
 		Status: events.CallCompleted, Duration: wall, Result: execution.EventProjection(raw, nil)})
 	return CallResult{CallID: req.CallID, Status: events.CallCompleted, Raw: raw, Tool: s.search, Found: found,
 		wall: wall, model: s.opts.Model}

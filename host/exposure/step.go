@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/execution"
+	"github.com/toolgate/toolgate/host/identity"
 	"github.com/toolgate/toolgate/host/manager"
 )
 
@@ -60,7 +61,14 @@ type Options struct {
 	// Indexes shares tool_search indexes between steps; nil means this
 	// step builds its own.
 	Indexes *Indexes
+	// Admit, when set, may refuse a call before approval (serve's rate
+	// limits); its error text is the model's result and the audit log's
+	// rationale, so it says when to retry.
+	Admit func(call events.Call) error
 }
+
+// StepRateLimit is the approval_decision step of a call a limit refused.
+const StepRateLimit = "rate_limit"
 
 // Visibility of a tool in a step.
 const (
@@ -294,19 +302,29 @@ func (s *Step) Call(ctx context.Context, req CallRequest) CallResult {
 	case Hidden:
 		return s.ended(req.CallID, t, started, fmt.Errorf(textNotForModel, t.Server, t.RawName()))
 	case Builtin:
-		return s.callSearch(req, started)
+		return s.callSearch(ctx, req, started)
 	}
 	args, err := execution.ParseArguments(req.Arguments)
 	if err != nil {
 		return s.ended(req.CallID, t, started, err)
 	}
 
-	call := events.Call{CallID: req.CallID, SessionID: s.opts.SessionID, Server: t.Server, Tool: t.RawName(), ModelName: t.ModelName}
+	call := events.Call{CallID: req.CallID, SessionID: s.opts.SessionID, Server: t.Server, Tool: t.RawName(), ModelName: t.ModelName,
+		Caller: identity.From(ctx)}
 	rawArgs := args
 	if rawArgs == nil {
 		rawArgs = json.RawMessage(`{}`)
 	}
 	s.opts.Events.Emit(events.ToolCallBegin{At: started, Call: call, Arguments: rawArgs})
+	if s.opts.Admit != nil {
+		if err := s.opts.Admit(call); err != nil {
+			s.opts.Events.Emit(events.ApprovalDecision{At: s.opts.Now(), Call: call, Step: StepRateLimit, By: "host",
+				Verdict: events.VerdictDenied, Rationale: err.Error()})
+			r := s.endedAfterBegin(call, t, started, events.CallDenied, err)
+			r.Decision = approval.Decision{Step: StepRateLimit, By: "host", Text: err.Error()}
+			return r
+		}
+	}
 
 	areq, args, dec, refused := s.approve(ctx, call, t, started, args, rawArgs)
 	if refused != nil {
@@ -327,6 +345,7 @@ func (s *Step) approve(ctx context.Context, call events.Call, t *Tool, started t
 		Annotations: t.Tool.Annotations,
 		Title:       t.Tool.Title, Description: t.Tool.Description,
 		InputSchema: t.Tool.InputSchema,
+		Caller:      call.Caller,
 	}
 	areq, blocked := s.opts.Approver.PreToolUse(ctx, areq, t.Tool.InputSchema)
 	if blocked != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/execution"
 	"github.com/toolgate/toolgate/host/exposure"
+	"github.com/toolgate/toolgate/host/identity"
 )
 
 // errCallEnded answers input requests that arrive after their call ended.
@@ -100,7 +101,7 @@ func (s *session) start(ctx context.Context, req *mcp.CallToolRequest, step *exp
 		wake:           make(chan struct{}, 1),
 		done:           make(chan struct{}),
 	}
-	callCtx = context.WithValue(callCtx, callKey{}, c)
+	callCtx = identity.With(context.WithValue(callCtx, callKey{}, c), s.caller)
 	c.stopped = callCtx.Done()
 
 	s.mu.Lock()

@@ -46,7 +46,13 @@
 //     default; a loopback listener answers only requests whose Host (and
 //     Origin, if any) is local, which defeats DNS rebinding; a
 //     non-loopback listener needs a bearer token (serve { token_env_var }),
-//     checked on every request in constant time.
+//     checked on every request in constant time, or OAuth access tokens
+//     (serve { auth }, auth.go): package tokenauth validates them, the
+//     caller they name rides the request's context into the session and
+//     every call (host/identity), the protected-resource metadata
+//     (RFC 9728) is served without a token, and a session answers only
+//     the caller who opened it (403 otherwise), so what it remembers "for
+//     this session" never serves another caller.
 //
 // What it must not do: decide approval (package approval does, through
 // the host), talk to downstream servers (the manager does), or shape
@@ -74,6 +80,8 @@
 //	denied: annotations/mode, hook, Guardian,        tool result, isError, the denial text (the model
 //	  user declined or cancelled, policy never,      can adapt); the server is never contacted
 //	  nobody to ask (client without elicitation)
+//	over a serve limit (rate limit)                  tool result, isError, which limit and when to
+//	                                                 retry; the server is never contacted
 //	server down, crashed, timed out, transport       tool result, isError, a short reason
 //	  failure, catalog changed since listing; a
 //	  tool this session listed, withdrawn because

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/host/identity"
 	"github.com/toolgate/toolgate/host/internal/slogbridge"
 )
 
@@ -39,6 +40,9 @@ type Endpoint struct {
 	// TokenEnvVar names the variable the bearer token came from; "" when
 	// no token is required.
 	TokenEnvVar string
+	// Auth is serve's auth block: requests must carry an OAuth access
+	// token it accepts; nil when none (see auth.go).
+	Auth *config.Auth
 	// tokenSum is the SHA-256 of the token; nil when none. Only the sum
 	// is kept, so the token cannot reach a log through this value.
 	tokenSum []byte
@@ -60,7 +64,7 @@ func NewEndpoint(serve config.Serve, addr string, lookupEnv func(string) (string
 	if err != nil {
 		return nil, fmt.Errorf("%w: listen address %q must be host:port, such as %q", ErrUnsafeListen, addr, config.DefaultListen)
 	}
-	e := &Endpoint{Addr: addr, Loopback: isLoopbackHost(host), TokenEnvVar: serve.TokenEnvVar}
+	e := &Endpoint{Addr: addr, Loopback: isLoopbackHost(host), TokenEnvVar: serve.TokenEnvVar, Auth: serve.Auth}
 	if serve.TokenEnvVar != "" {
 		token, _ := lookupEnv(serve.TokenEnvVar)
 		// Blanks around a header value never reach us (HTTP strips
@@ -77,7 +81,7 @@ func NewEndpoint(serve config.Serve, addr string, lookupEnv func(string) (string
 		sum := sha256.Sum256([]byte(token))
 		e.tokenSum = sum[:]
 	}
-	if !e.Loopback && e.tokenSum == nil {
+	if !e.Loopback && e.tokenSum == nil && e.Auth == nil {
 		return nil, fmt.Errorf("%w: refusing to serve on %s without a bearer token: anyone who can reach that address could run your tools. "+
 			"Listen on 127.0.0.1 (the default), or add token_env_var = \"TOOLGATE_TOKEN\" to the serve block and export TOOLGATE_TOKEN",
 			ErrUnsafeListen, addr)
@@ -99,8 +103,9 @@ func URL(e *Endpoint, addr net.Addr) string {
 	return "http://" + net.JoinHostPort(host, port) + Path
 }
 
-// RequiresToken reports whether requests must carry the bearer token.
-func (e *Endpoint) RequiresToken() bool { return e.tokenSum != nil }
+// RequiresToken reports whether requests must carry a bearer token (the
+// static one, or an OAuth access token).
+func (e *Endpoint) RequiresToken() bool { return e.tokenSum != nil || e.Auth != nil }
 
 // isLoopbackHost reports whether a host (name or IP, no port) is this
 // machine only.
@@ -185,7 +190,7 @@ func (g *Gateway) Handler(e *Endpoint) http.Handler {
 	})
 	mux := http.NewServeMux()
 	mux.Handle(Path, g.opening(sdk))
-	return &guard{e: e, next: mux}
+	return &guard{e: e, next: g.newAuthGuard(e, mux)}
 }
 
 // opening builds a session for each request that opens one (a POST
@@ -195,6 +200,10 @@ func (g *Gateway) opening(sdk http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 			if s := g.session(id); s != nil {
+				if !sameCaller(s, r) {
+					http.Error(w, "Forbidden: this session belongs to another caller; open a session of your own", http.StatusForbidden)
+					return
+				}
 				if s.idle != nil {
 					s.idle.begin()
 					defer s.idle.end()
@@ -217,6 +226,7 @@ func (g *Gateway) opening(sdk http.Handler) http.Handler {
 		// session's id as soon as the answer is out, before bind: they
 		// find the session, and its idle timer, among the handshaking.
 		s.idle = newIdleTimer(g.opts.SessionTimeout, s.end)
+		s.caller = identity.From(r.Context())
 		g.mu.Lock()
 		g.handshaking[s.id] = s
 		g.mu.Unlock()

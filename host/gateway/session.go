@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/host"
 	"github.com/toolgate/toolgate/host/execution"
 	"github.com/toolgate/toolgate/host/exposure"
+	"github.com/toolgate/toolgate/host/identity"
 )
 
 // noticeBuffer is how many log messages not tied to a call may wait for
@@ -39,6 +40,9 @@ type session struct {
 	// idle ends an HTTP session without requests; nil for stdio. Set
 	// before the session is registered, then read-only.
 	idle *idleTimer
+	// caller is who opened the session (serve with auth); nil otherwise.
+	// Set before the session is registered, then read-only.
+	caller *identity.Caller
 	// notices are log messages for this session that belong to no call.
 	notices chan *mcp.LoggingMessageParams
 	ended   chan struct{} // closed by end, once

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/host/approval"
 	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/host/identity"
 	"github.com/toolgate/toolgate/internal/glob"
 	"github.com/toolgate/toolgate/sdk"
 	"github.com/toolgate/toolgate/sdk/hook"
@@ -317,6 +318,18 @@ func hookRequest(r approval.Request, perms config.Permissions, cwd string) hook.
 		SessionID:       r.SessionID,
 		CallID:          r.CallID,
 		Cwd:             cwd,
+		Caller:          sdkCaller(r.Caller),
+	}
+}
+
+// sdkCaller is the plugin contract's copy of the caller; nil stays nil.
+func sdkCaller(c *identity.Caller) *sdk.Caller {
+	if c == nil {
+		return nil
+	}
+	return &sdk.Caller{
+		Subject: c.Subject, Issuer: c.Issuer, ClientID: c.ClientID, Email: c.Email,
+		Groups: c.Groups, Scopes: c.Scopes, Claims: c.Claims,
 	}
 }
 

@@ -52,6 +52,7 @@ func (r *Reviewer) Review(ctx context.Context, req approval.Request) (approval.A
 		ToolDescription: req.Description,
 		SessionID:       req.SessionID,
 		CallID:          req.CallID,
+		Caller:          sdkCaller(req.Caller),
 	})
 	if err != nil {
 		return approval.Assessment{}, r.failed(timeout, p, err)

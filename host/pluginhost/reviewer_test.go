@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/host/approval"
 	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/host/identity"
 	"github.com/toolgate/toolgate/host/pluginhost"
 	"github.com/toolgate/toolgate/sdk/guardian"
 )
@@ -21,6 +23,19 @@ var testGuardians = map[string]guardian.Reviewer{
 	"guardian-allow":      reviewFunc(allowReadOnly),
 	"guardian-slow":       reviewFunc(waitForDeadline),
 	"guardian-no-outcome": reviewFunc(func(context.Context, guardian.Action) (guardian.Verdict, error) { return guardian.Verdict{}, nil }),
+	"guardian-by-caller":  reviewFunc(allowAdmins),
+}
+
+// allowAdmins decides by who calls: the caller must reach the Guardian.
+func allowAdmins(_ context.Context, a guardian.Action) (guardian.Verdict, error) {
+	if a.Caller != nil && slices.Contains(a.Caller.Groups, "admins") {
+		return guardian.Verdict{Outcome: guardian.OutcomeAllow, Rationale: a.Caller.Subject + " is an admin"}, nil
+	}
+	who := "an unknown caller"
+	if a.Caller != nil {
+		who = a.Caller.Subject + " (" + a.Caller.Email + ")"
+	}
+	return guardian.Verdict{Outcome: guardian.OutcomeDeny, Rationale: who + " is not an admin"}, nil
 }
 
 type reviewFunc func(context.Context, guardian.Action) (guardian.Verdict, error)
@@ -84,6 +99,24 @@ func TestGuardianReviews(t *testing.T) {
 	d := proc.Decide(t.Context(), request)
 	if d.Approved || !strings.Contains(d.Text, `files/write_file with {"path":"a"} writes`) {
 		t.Errorf("write_file: %+v, want denied with the guardian's rationale", d)
+	}
+}
+
+func TestGuardianSeesTheCaller(t *testing.T) {
+	t.Parallel()
+	proc, _ := guardianProcedure(t, "guardian-by-caller", "20s")
+	admin := request
+	admin.Caller = &identity.Caller{Subject: "alice", Groups: []string{"dev", "admins"}}
+	if d := proc.Decide(t.Context(), admin); !d.Approved {
+		t.Errorf("alice: %+v, want approved", d)
+	}
+	dev := request
+	dev.Caller = &identity.Caller{Subject: "bob", Email: "bob@example.com", Groups: []string{"dev"}}
+	if d := proc.Decide(t.Context(), dev); d.Approved || !strings.Contains(d.Text, "bob (bob@example.com) is not an admin") {
+		t.Errorf("bob: %+v, want denied naming him", d)
+	}
+	if d := proc.Decide(t.Context(), request); d.Approved || !strings.Contains(d.Text, "an unknown caller") {
+		t.Errorf("no caller: %+v", d)
 	}
 }
 

@@ -75,6 +75,7 @@ func actionToPB(a Action) *guardianv1.Action {
 		ToolDescription: a.ToolDescription,
 		SessionId:       a.SessionID,
 		CallId:          a.CallID,
+		Caller:          wire.CallerToPB(a.Caller),
 	}
 	for _, h := range a.History {
 		out.History = append(out.History, &guardianv1.HistoryEntry{

@@ -34,6 +34,9 @@ type Action struct {
 	// SessionID identifies the host session; CallID this call.
 	SessionID string
 	CallID    string
+	// Caller is who made the call; nil when the host does not know
+	// (stdio, or a gateway without an auth block).
+	Caller *sdk.Caller
 }
 
 // HistoryEntry is one earlier call of the session.

@@ -37,6 +37,7 @@ var fullAction = guardian.Action{
 	},
 	SessionID: "s-1",
 	CallID:    "c-9",
+	Caller:    &sdk.Caller{Subject: "bob", Groups: []string{"dev", "ops"}, ClientID: "cli"},
 }
 
 func TestReviewRoundTrip(t *testing.T) {

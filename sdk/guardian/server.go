@@ -43,6 +43,7 @@ func actionFromPB(a *guardianv1.Action) Action {
 		ToolDescription: a.GetToolDescription(),
 		SessionID:       a.GetSessionId(),
 		CallID:          a.GetCallId(),
+		Caller:          wire.CallerFromPB(a.GetCaller()),
 	}
 	for _, h := range a.GetHistory() {
 		out.History = append(out.History, HistoryEntry{

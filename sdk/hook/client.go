@@ -156,6 +156,7 @@ func requestToPB(r Request) *hookv1.ToolCall {
 		SessionId:       r.SessionID,
 		CallId:          r.CallID,
 		Cwd:             r.Cwd,
+		Caller:          wire.CallerToPB(r.Caller),
 	}
 }
 

@@ -93,6 +93,9 @@ type Request struct {
 	CallID    string
 	// Cwd is the session's working directory.
 	Cwd string
+	// Caller is who made the call; nil when the host does not know
+	// (stdio, or a gateway without an auth block).
+	Caller *sdk.Caller
 }
 
 // Action is what PreToolUse does with a call.

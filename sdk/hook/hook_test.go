@@ -57,6 +57,8 @@ var fullRequest = hook.Request{
 	SessionID:       "s-1",
 	CallID:          "c-1",
 	Cwd:             "/work",
+	Caller: &sdk.Caller{Subject: "alice", Issuer: "https://login.example.com", ClientID: "ide", Email: "alice@example.com",
+		Groups: []string{"admins"}, Scopes: []string{"mcp"}, Claims: map[string]string{"department": "R&D"}},
 }
 
 // everyEvent calls each event of h and returns the results.

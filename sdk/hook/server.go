@@ -64,6 +64,7 @@ func requestFromPB(c *hookv1.ToolCall) Request {
 		SessionID:       c.GetSessionId(),
 		CallID:          c.GetCallId(),
 		Cwd:             c.GetCwd(),
+		Caller:          wire.CallerFromPB(c.GetCaller()),
 	}
 }
 

@@ -366,3 +366,26 @@ func Recover(log hclog.Logger, method string, err *error) {
 	}
 	*err = Panicked(v)
 }
+
+// CallerToPB converts a caller; nil stays nil.
+func CallerToPB(c *sdk.Caller) *pluginv1.Caller {
+	if c == nil {
+		return nil
+	}
+	return &pluginv1.Caller{
+		Subject: c.Subject, Issuer: c.Issuer, ClientId: c.ClientID, Email: c.Email,
+		Groups: c.Groups, Scopes: c.Scopes, Claims: c.Claims,
+	}
+}
+
+// CallerFromPB converts a caller; an absent one (an older host, or no
+// identity) is nil.
+func CallerFromPB(c *pluginv1.Caller) *sdk.Caller {
+	if c == nil {
+		return nil
+	}
+	return &sdk.Caller{
+		Subject: c.GetSubject(), Issuer: c.GetIssuer(), ClientID: c.GetClientId(), Email: c.GetEmail(),
+		Groups: c.GetGroups(), Scopes: c.GetScopes(), Claims: c.GetClaims(),
+	}
+}

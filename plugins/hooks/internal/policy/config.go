@@ -29,7 +29,15 @@ type ruleJSON struct {
 	Message     *string          `json:"message"`
 	Events      []string         `json:"events"`
 	Annotations *annotationsJSON `json:"annotations"`
+	Caller      *callerJSON      `json:"caller"`
 	Argument    []argumentJSON   `json:"argument"`
+}
+
+type callerJSON struct {
+	Subject  []string `json:"subject"`
+	Groups   []string `json:"groups"`
+	Email    []string `json:"email"`
+	ClientID []string `json:"client_id"`
 }
 
 type annotationsJSON struct {
@@ -142,6 +150,11 @@ func compileRule(index int, rj ruleJSON, diags *configdiag.Set) *rule {
 		}
 	}
 
+	if c := rj.Caller; c != nil {
+		m, cok := compileCaller(c, diags, func(parts ...any) []string { return at(append([]any{"caller"}, parts...)...) })
+		r.caller, ok = m, ok && cok
+	}
+
 	for j, aj := range rj.Argument {
 		if m := compileArgument(aj, diags, func(parts ...any) []string { return at(append([]any{"argument", j}, parts...)...) }); m != nil {
 			r.arguments = append(r.arguments, *m)
@@ -150,16 +163,54 @@ func compileRule(index int, rj ruleJSON, diags *configdiag.Set) *rule {
 		}
 	}
 
-	if ok && r.server == nil && r.tool == nil && rj.Annotations == nil && len(rj.Argument) == 0 &&
+	if ok && r.server == nil && r.tool == nil && rj.Annotations == nil && rj.Caller == nil && len(rj.Argument) == 0 &&
 		(rj.Server == nil || *rj.Server == "") && (rj.Tool == nil || *rj.Tool == "") {
 		diags.Error(at(), "Rule has no condition",
-			`A rule needs at least one of server, tool, annotations or argument. To decide every call that no rule matches, set the top-level default instead.`)
+			`A rule needs at least one of server, tool, annotations, caller or argument. To decide every call that no rule matches, set the top-level default instead.`)
 		ok = false
 	}
 	if !ok {
 		return nil
 	}
 	return r
+}
+
+// compileCaller compiles a caller block: each attribute is a list of
+// globs, of which one must match.
+func compileCaller(c *callerJSON, diags *configdiag.Set, at func(...any) []string) (*callerMatch, bool) {
+	m := &callerMatch{}
+	ok := true
+	for _, f := range []struct {
+		attr string
+		list []string
+		dst  *[]glob.Pattern
+	}{{"subject", c.Subject, &m.subject}, {"groups", c.Groups, &m.groups}, {"email", c.Email, &m.email}, {"client_id", c.ClientID, &m.clientID}} {
+		if f.list == nil {
+			continue
+		}
+		if len(f.list) == 0 {
+			diags.Error(at(f.attr), "Empty list",
+				fmt.Sprintf("caller's %s = [] matches no caller; list at least one glob, or remove it.", f.attr))
+			ok = false
+			continue
+		}
+		*f.dst = []glob.Pattern{}
+		for _, text := range f.list {
+			p, err := glob.Compile(text)
+			if err != nil {
+				diags.Error(at(f.attr), "Invalid glob",
+					fmt.Sprintf("%s = %q is not a valid glob: %v. Syntax: %s.", f.attr, text, err, glob.Syntax))
+				ok = false
+				continue
+			}
+			*f.dst = append(*f.dst, p)
+		}
+	}
+	if m.subject == nil && m.groups == nil && m.email == nil && m.clientID == nil && ok {
+		diags.Error(at(), "Empty caller block", "Set at least one of subject, groups, email, client_id, or remove the block.")
+		ok = false
+	}
+	return m, ok
 }
 
 func compileArgument(aj argumentJSON, diags *configdiag.Set, at func(...any) []string) *argumentMatch {

@@ -27,6 +27,7 @@ type rule struct {
 	server      *glob.Pattern // nil: any server
 	tool        *glob.Pattern // nil: any tool
 	annotations annotationMatch
+	caller      *callerMatch // nil: any caller
 	arguments   []argumentMatch
 	verdict     verdict
 }
@@ -88,7 +89,49 @@ func (r *rule) matchesTool(req hook.Request) bool {
 	if r.tool != nil && !r.tool.Match(req.Tool) {
 		return false
 	}
+	if r.caller != nil && !r.caller.matches(req.Caller) {
+		return false
+	}
 	return r.annotations.matches(req.Annotations)
+}
+
+// callerMatch tests who made a call; a nil list is not tested.
+type callerMatch struct {
+	subject, groups, email, clientID []glob.Pattern
+}
+
+// matches reports whether every list set matches the caller. An unknown
+// caller (no auth on the gateway) matches nothing: a rule about callers
+// cannot tell who that is.
+func (m *callerMatch) matches(c *sdk.Caller) bool {
+	if c == nil {
+		return false
+	}
+	return anyGlob(m.subject, c.Subject) && anyGlob(m.email, c.Email) && anyGlob(m.clientID, c.ClientID) &&
+		(m.groups == nil || anyGroup(m.groups, c.Groups))
+}
+
+func anyGlob(ps []glob.Pattern, s string) bool {
+	if ps == nil {
+		return true
+	}
+	for _, p := range ps {
+		if p.Match(s) {
+			return true
+		}
+	}
+	return false
+}
+
+func anyGroup(ps []glob.Pattern, groups []string) bool {
+	for _, g := range groups {
+		for _, p := range ps {
+			if p.Match(g) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // matches compares the effective hints: MCP's defaults fill in what the

@@ -28,6 +28,12 @@ func schema() sdk.ConfigSchema {
 		{Name: "host_not_in", Type: sdk.ListOf(sdk.TypeString), Description: `Match when the argument is a URL or host whose host is not in this list ("example.com", "*.example.com").`},
 		{Name: "regex", Type: sdk.TypeString, Description: "Match when the argument's value matches this regular expression (RE2 syntax, unanchored)."},
 	}}
+	caller := sdk.ConfigSchema{Attributes: []sdk.Attribute{
+		{Name: "subject", Type: sdk.ListOf(sdk.TypeString), Description: `Globs over the caller's subject (the token's sub claim); one must match.`},
+		{Name: "groups", Type: sdk.ListOf(sdk.TypeString), Description: `Globs over the caller's groups; one of the caller's groups must match one of them.`},
+		{Name: "email", Type: sdk.ListOf(sdk.TypeString), Description: `Globs over the caller's email ("*@example.com"); one must match.`},
+		{Name: "client_id", Type: sdk.ListOf(sdk.TypeString), Description: `Globs over the OAuth client the caller used; one must match.`},
+	}}
 	rule := sdk.ConfigSchema{
 		Attributes: []sdk.Attribute{
 			{Name: "name", Type: sdk.TypeString, Description: "A name for the rule, used in messages and logs."},
@@ -39,6 +45,7 @@ func schema() sdk.ConfigSchema {
 		},
 		Blocks: []sdk.NestedBlock{
 			{TypeName: "annotations", Nesting: sdk.NestingSingle, Block: annotations, Description: "Match the tool's MCP annotations; only the attributes set are compared."},
+			{TypeName: "caller", Nesting: sdk.NestingSingle, Block: caller, Description: "Match who made the call (toolgate serve with auth); every attribute set must match. A call with no known caller never matches."},
 			{TypeName: "argument", Nesting: sdk.NestingList, Block: argument, Description: "Match an argument value; every argument block of a rule must match. Each block sets exactly one of outside_dir, host_not_in, regex."},
 		},
 	}

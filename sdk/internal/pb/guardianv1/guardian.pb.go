@@ -274,7 +274,10 @@ type Action struct {
 	// session_id identifies the host session.
 	SessionId string `protobuf:"bytes,8,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// call_id identifies this call.
-	CallId        string `protobuf:"bytes,9,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	CallId string `protobuf:"bytes,9,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// caller is who made the call; unset when the host does not know (stdio,
+	// or a gateway without an auth block).
+	Caller        *pluginv1.Caller `protobuf:"bytes,10,opt,name=caller,proto3" json:"caller,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -370,6 +373,13 @@ func (x *Action) GetCallId() string {
 		return x.CallId
 	}
 	return ""
+}
+
+func (x *Action) GetCaller() *pluginv1.Caller {
+	if x != nil {
+		return x.Caller
+	}
+	return nil
 }
 
 // HistoryEntry is one earlier call of the session.
@@ -526,7 +536,7 @@ const file_toolgate_guardian_v1_guardian_proto_rawDesc = "" +
 	"\n" +
 	"#toolgate/guardian/v1/guardian.proto\x12\x14toolgate.guardian.v1\x1a\x1ftoolgate/plugin/v1/plugin.proto\"E\n" +
 	"\rReviewRequest\x124\n" +
-	"\x06action\x18\x01 \x01(\v2\x1c.toolgate.guardian.v1.ActionR\x06action\"\xe2\x02\n" +
+	"\x06action\x18\x01 \x01(\v2\x1c.toolgate.guardian.v1.ActionR\x06action\"\x96\x03\n" +
 	"\x06Action\x12\x16\n" +
 	"\x06server\x18\x01 \x01(\tR\x06server\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12%\n" +
@@ -538,7 +548,9 @@ const file_toolgate_guardian_v1_guardian_proto_rawDesc = "" +
 	"\ahistory\x18\a \x03(\v2\".toolgate.guardian.v1.HistoryEntryR\ahistory\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\b \x01(\tR\tsessionId\x12\x17\n" +
-	"\acall_id\x18\t \x01(\tR\x06callId\"{\n" +
+	"\acall_id\x18\t \x01(\tR\x06callId\x122\n" +
+	"\x06caller\x18\n" +
+	" \x01(\v2\x1a.toolgate.plugin.v1.CallerR\x06caller\"{\n" +
 	"\fHistoryEntry\x12\x16\n" +
 	"\x06server\x18\x01 \x01(\tR\x06server\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12%\n" +
@@ -592,21 +604,23 @@ var file_toolgate_guardian_v1_guardian_proto_goTypes = []any{
 	(*HistoryEntry)(nil),             // 5: toolgate.guardian.v1.HistoryEntry
 	(*ReviewResponse)(nil),           // 6: toolgate.guardian.v1.ReviewResponse
 	(*pluginv1.ToolAnnotations)(nil), // 7: toolgate.plugin.v1.ToolAnnotations
+	(*pluginv1.Caller)(nil),          // 8: toolgate.plugin.v1.Caller
 }
 var file_toolgate_guardian_v1_guardian_proto_depIdxs = []int32{
 	4, // 0: toolgate.guardian.v1.ReviewRequest.action:type_name -> toolgate.guardian.v1.Action
 	7, // 1: toolgate.guardian.v1.Action.annotations:type_name -> toolgate.plugin.v1.ToolAnnotations
 	5, // 2: toolgate.guardian.v1.Action.history:type_name -> toolgate.guardian.v1.HistoryEntry
-	0, // 3: toolgate.guardian.v1.ReviewResponse.outcome:type_name -> toolgate.guardian.v1.Outcome
-	1, // 4: toolgate.guardian.v1.ReviewResponse.risk_level:type_name -> toolgate.guardian.v1.RiskLevel
-	2, // 5: toolgate.guardian.v1.ReviewResponse.user_authorization:type_name -> toolgate.guardian.v1.UserAuthorization
-	3, // 6: toolgate.guardian.v1.GuardianService.Review:input_type -> toolgate.guardian.v1.ReviewRequest
-	6, // 7: toolgate.guardian.v1.GuardianService.Review:output_type -> toolgate.guardian.v1.ReviewResponse
-	7, // [7:8] is the sub-list for method output_type
-	6, // [6:7] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	8, // 3: toolgate.guardian.v1.Action.caller:type_name -> toolgate.plugin.v1.Caller
+	0, // 4: toolgate.guardian.v1.ReviewResponse.outcome:type_name -> toolgate.guardian.v1.Outcome
+	1, // 5: toolgate.guardian.v1.ReviewResponse.risk_level:type_name -> toolgate.guardian.v1.RiskLevel
+	2, // 6: toolgate.guardian.v1.ReviewResponse.user_authorization:type_name -> toolgate.guardian.v1.UserAuthorization
+	3, // 7: toolgate.guardian.v1.GuardianService.Review:input_type -> toolgate.guardian.v1.ReviewRequest
+	6, // 8: toolgate.guardian.v1.GuardianService.Review:output_type -> toolgate.guardian.v1.ReviewResponse
+	8, // [8:9] is the sub-list for method output_type
+	7, // [7:8] is the sub-list for method input_type
+	7, // [7:7] is the sub-list for extension type_name
+	7, // [7:7] is the sub-list for extension extendee
+	0, // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_toolgate_guardian_v1_guardian_proto_init() }

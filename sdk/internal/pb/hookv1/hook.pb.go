@@ -127,7 +127,10 @@ type ToolCall struct {
 	// call_id identifies this call; every event of the call carries it.
 	CallId string `protobuf:"bytes,12,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
 	// cwd is the host's working directory for the session.
-	Cwd           string `protobuf:"bytes,13,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	Cwd string `protobuf:"bytes,13,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	// caller is who made the call; unset when the host does not know (stdio,
+	// or a gateway without an auth block).
+	Caller        *pluginv1.Caller `protobuf:"bytes,14,opt,name=caller,proto3" json:"caller,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -251,6 +254,13 @@ func (x *ToolCall) GetCwd() string {
 		return x.Cwd
 	}
 	return ""
+}
+
+func (x *ToolCall) GetCaller() *pluginv1.Caller {
+	if x != nil {
+		return x.Caller
+	}
+	return nil
 }
 
 // PreToolUseRequest asks what to do with a call before approval.
@@ -825,7 +835,7 @@ var File_toolgate_hook_v1_hook_proto protoreflect.FileDescriptor
 
 const file_toolgate_hook_v1_hook_proto_rawDesc = "" +
 	"\n" +
-	"\x1btoolgate/hook/v1/hook.proto\x12\x10toolgate.hook.v1\x1a\x1ftoolgate/plugin/v1/plugin.proto\"\xb6\x03\n" +
+	"\x1btoolgate/hook/v1/hook.proto\x12\x10toolgate.hook.v1\x1a\x1ftoolgate/plugin/v1/plugin.proto\"\xea\x03\n" +
 	"\bToolCall\x12\x16\n" +
 	"\x06server\x18\x01 \x01(\tR\x06server\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x1d\n" +
@@ -843,7 +853,8 @@ const file_toolgate_hook_v1_hook_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\v \x01(\tR\tsessionId\x12\x17\n" +
 	"\acall_id\x18\f \x01(\tR\x06callId\x12\x10\n" +
-	"\x03cwd\x18\r \x01(\tR\x03cwd\"C\n" +
+	"\x03cwd\x18\r \x01(\tR\x03cwd\x122\n" +
+	"\x06caller\x18\x0e \x01(\v2\x1a.toolgate.plugin.v1.CallerR\x06caller\"C\n" +
 	"\x11PreToolUseRequest\x12.\n" +
 	"\x04call\x18\x01 \x01(\v2\x1a.toolgate.hook.v1.ToolCallR\x04call\"\xc9\x01\n" +
 	"\x12PreToolUseResponse\x12A\n" +
@@ -915,28 +926,30 @@ var file_toolgate_hook_v1_hook_proto_goTypes = []any{
 	(*ToolResult)(nil),                // 10: toolgate.hook.v1.ToolResult
 	(*PostToolUseResponse)(nil),       // 11: toolgate.hook.v1.PostToolUseResponse
 	(*pluginv1.ToolAnnotations)(nil),  // 12: toolgate.plugin.v1.ToolAnnotations
+	(*pluginv1.Caller)(nil),           // 13: toolgate.plugin.v1.Caller
 }
 var file_toolgate_hook_v1_hook_proto_depIdxs = []int32{
 	12, // 0: toolgate.hook.v1.ToolCall.annotations:type_name -> toolgate.plugin.v1.ToolAnnotations
-	1,  // 1: toolgate.hook.v1.PreToolUseRequest.call:type_name -> toolgate.hook.v1.ToolCall
-	4,  // 2: toolgate.hook.v1.PreToolUseResponse.continue_call:type_name -> toolgate.hook.v1.Continue
-	5,  // 3: toolgate.hook.v1.PreToolUseResponse.block:type_name -> toolgate.hook.v1.Block
-	6,  // 4: toolgate.hook.v1.PreToolUseResponse.rewrite:type_name -> toolgate.hook.v1.Rewrite
-	1,  // 5: toolgate.hook.v1.PermissionRequestRequest.call:type_name -> toolgate.hook.v1.ToolCall
-	0,  // 6: toolgate.hook.v1.PermissionRequestResponse.decision:type_name -> toolgate.hook.v1.PermissionDecision
-	1,  // 7: toolgate.hook.v1.PostToolUseRequest.call:type_name -> toolgate.hook.v1.ToolCall
-	10, // 8: toolgate.hook.v1.PostToolUseRequest.result:type_name -> toolgate.hook.v1.ToolResult
-	2,  // 9: toolgate.hook.v1.HookService.PreToolUse:input_type -> toolgate.hook.v1.PreToolUseRequest
-	7,  // 10: toolgate.hook.v1.HookService.PermissionRequest:input_type -> toolgate.hook.v1.PermissionRequestRequest
-	9,  // 11: toolgate.hook.v1.HookService.PostToolUse:input_type -> toolgate.hook.v1.PostToolUseRequest
-	3,  // 12: toolgate.hook.v1.HookService.PreToolUse:output_type -> toolgate.hook.v1.PreToolUseResponse
-	8,  // 13: toolgate.hook.v1.HookService.PermissionRequest:output_type -> toolgate.hook.v1.PermissionRequestResponse
-	11, // 14: toolgate.hook.v1.HookService.PostToolUse:output_type -> toolgate.hook.v1.PostToolUseResponse
-	12, // [12:15] is the sub-list for method output_type
-	9,  // [9:12] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	13, // 1: toolgate.hook.v1.ToolCall.caller:type_name -> toolgate.plugin.v1.Caller
+	1,  // 2: toolgate.hook.v1.PreToolUseRequest.call:type_name -> toolgate.hook.v1.ToolCall
+	4,  // 3: toolgate.hook.v1.PreToolUseResponse.continue_call:type_name -> toolgate.hook.v1.Continue
+	5,  // 4: toolgate.hook.v1.PreToolUseResponse.block:type_name -> toolgate.hook.v1.Block
+	6,  // 5: toolgate.hook.v1.PreToolUseResponse.rewrite:type_name -> toolgate.hook.v1.Rewrite
+	1,  // 6: toolgate.hook.v1.PermissionRequestRequest.call:type_name -> toolgate.hook.v1.ToolCall
+	0,  // 7: toolgate.hook.v1.PermissionRequestResponse.decision:type_name -> toolgate.hook.v1.PermissionDecision
+	1,  // 8: toolgate.hook.v1.PostToolUseRequest.call:type_name -> toolgate.hook.v1.ToolCall
+	10, // 9: toolgate.hook.v1.PostToolUseRequest.result:type_name -> toolgate.hook.v1.ToolResult
+	2,  // 10: toolgate.hook.v1.HookService.PreToolUse:input_type -> toolgate.hook.v1.PreToolUseRequest
+	7,  // 11: toolgate.hook.v1.HookService.PermissionRequest:input_type -> toolgate.hook.v1.PermissionRequestRequest
+	9,  // 12: toolgate.hook.v1.HookService.PostToolUse:input_type -> toolgate.hook.v1.PostToolUseRequest
+	3,  // 13: toolgate.hook.v1.HookService.PreToolUse:output_type -> toolgate.hook.v1.PreToolUseResponse
+	8,  // 14: toolgate.hook.v1.HookService.PermissionRequest:output_type -> toolgate.hook.v1.PermissionRequestResponse
+	11, // 15: toolgate.hook.v1.HookService.PostToolUse:output_type -> toolgate.hook.v1.PostToolUseResponse
+	13, // [13:16] is the sub-list for method output_type
+	10, // [10:13] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_toolgate_hook_v1_hook_proto_init() }

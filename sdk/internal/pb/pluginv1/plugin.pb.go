@@ -783,6 +783,110 @@ func (x *Diagnostic) GetAttributePath() []string {
 	return nil
 }
 
+// Caller is who made a call, as the host established it from the caller's
+// OAuth access token (toolgate serve with an auth block). Hosts without
+// caller identity (stdio, a static bearer token) leave it unset; plugins
+// that do not know this message ignore it.
+type Caller struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// subject is the token's sub claim, unique per issuer.
+	Subject string `protobuf:"bytes,1,opt,name=subject,proto3" json:"subject,omitempty"`
+	// issuer is the token's iss claim.
+	Issuer string `protobuf:"bytes,2,opt,name=issuer,proto3" json:"issuer,omitempty"`
+	// client_id is the OAuth client the token was issued to.
+	ClientId string `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	// email is the token's email claim, if any.
+	Email string `protobuf:"bytes,4,opt,name=email,proto3" json:"email,omitempty"`
+	// groups are the groups the token lists for the caller.
+	Groups []string `protobuf:"bytes,5,rep,name=groups,proto3" json:"groups,omitempty"`
+	// scopes are the scopes the token grants.
+	Scopes []string `protobuf:"bytes,6,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	// claims are further claims the operator selected, as text (strings as
+	// they are, other values as JSON).
+	Claims        map[string]string `protobuf:"bytes,7,rep,name=claims,proto3" json:"claims,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Caller) Reset() {
+	*x = Caller{}
+	mi := &file_toolgate_plugin_v1_plugin_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Caller) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Caller) ProtoMessage() {}
+
+func (x *Caller) ProtoReflect() protoreflect.Message {
+	mi := &file_toolgate_plugin_v1_plugin_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Caller.ProtoReflect.Descriptor instead.
+func (*Caller) Descriptor() ([]byte, []int) {
+	return file_toolgate_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *Caller) GetSubject() string {
+	if x != nil {
+		return x.Subject
+	}
+	return ""
+}
+
+func (x *Caller) GetIssuer() string {
+	if x != nil {
+		return x.Issuer
+	}
+	return ""
+}
+
+func (x *Caller) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+func (x *Caller) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *Caller) GetGroups() []string {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+func (x *Caller) GetScopes() []string {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
+func (x *Caller) GetClaims() map[string]string {
+	if x != nil {
+		return x.Claims
+	}
+	return nil
+}
+
 // ToolAnnotations are the MCP tool annotations (hints) of the tool a call
 // targets, as its server declared them. Hints are untrusted unless the user
 // trusts the server.
@@ -806,7 +910,7 @@ type ToolAnnotations struct {
 
 func (x *ToolAnnotations) Reset() {
 	*x = ToolAnnotations{}
-	mi := &file_toolgate_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_toolgate_plugin_v1_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -818,7 +922,7 @@ func (x *ToolAnnotations) String() string {
 func (*ToolAnnotations) ProtoMessage() {}
 
 func (x *ToolAnnotations) ProtoReflect() protoreflect.Message {
-	mi := &file_toolgate_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_toolgate_plugin_v1_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -831,7 +935,7 @@ func (x *ToolAnnotations) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolAnnotations.ProtoReflect.Descriptor instead.
 func (*ToolAnnotations) Descriptor() ([]byte, []int) {
-	return file_toolgate_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
+	return file_toolgate_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ToolAnnotations) GetReadOnly() bool {
@@ -910,7 +1014,18 @@ const file_toolgate_plugin_v1_plugin_proto_rawDesc = "" +
 	"\bseverity\x18\x01 \x01(\x0e2\x1c.toolgate.plugin.v1.SeverityR\bseverity\x12\x18\n" +
 	"\asummary\x18\x02 \x01(\tR\asummary\x12\x16\n" +
 	"\x06detail\x18\x03 \x01(\tR\x06detail\x12%\n" +
-	"\x0eattribute_path\x18\x04 \x03(\tR\rattributePath\"\xce\x01\n" +
+	"\x0eattribute_path\x18\x04 \x03(\tR\rattributePath\"\x98\x02\n" +
+	"\x06Caller\x12\x18\n" +
+	"\asubject\x18\x01 \x01(\tR\asubject\x12\x16\n" +
+	"\x06issuer\x18\x02 \x01(\tR\x06issuer\x12\x1b\n" +
+	"\tclient_id\x18\x03 \x01(\tR\bclientId\x12\x14\n" +
+	"\x05email\x18\x04 \x01(\tR\x05email\x12\x16\n" +
+	"\x06groups\x18\x05 \x03(\tR\x06groups\x12\x16\n" +
+	"\x06scopes\x18\x06 \x03(\tR\x06scopes\x12>\n" +
+	"\x06claims\x18\a \x03(\v2&.toolgate.plugin.v1.Caller.ClaimsEntryR\x06claims\x1a9\n" +
+	"\vClaimsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xce\x01\n" +
 	"\x0fToolAnnotations\x12\x1b\n" +
 	"\tread_only\x18\x01 \x01(\bR\breadOnly\x12%\n" +
 	"\vdestructive\x18\x02 \x01(\bH\x00R\vdestructive\x88\x01\x01\x12\"\n" +
@@ -953,7 +1068,7 @@ func file_toolgate_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_toolgate_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_toolgate_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_toolgate_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_toolgate_plugin_v1_plugin_proto_goTypes = []any{
 	(Kind)(0),                 // 0: toolgate.plugin.v1.Kind
 	(Nesting)(0),              // 1: toolgate.plugin.v1.Nesting
@@ -966,7 +1081,9 @@ var file_toolgate_plugin_v1_plugin_proto_goTypes = []any{
 	(*ConfigureRequest)(nil),  // 8: toolgate.plugin.v1.ConfigureRequest
 	(*ConfigureResponse)(nil), // 9: toolgate.plugin.v1.ConfigureResponse
 	(*Diagnostic)(nil),        // 10: toolgate.plugin.v1.Diagnostic
-	(*ToolAnnotations)(nil),   // 11: toolgate.plugin.v1.ToolAnnotations
+	(*Caller)(nil),            // 11: toolgate.plugin.v1.Caller
+	(*ToolAnnotations)(nil),   // 12: toolgate.plugin.v1.ToolAnnotations
+	nil,                       // 13: toolgate.plugin.v1.Caller.ClaimsEntry
 }
 var file_toolgate_plugin_v1_plugin_proto_depIdxs = []int32{
 	0,  // 0: toolgate.plugin.v1.InfoResponse.kind:type_name -> toolgate.plugin.v1.Kind
@@ -977,15 +1094,16 @@ var file_toolgate_plugin_v1_plugin_proto_depIdxs = []int32{
 	5,  // 5: toolgate.plugin.v1.NestedBlock.block:type_name -> toolgate.plugin.v1.ConfigSchema
 	10, // 6: toolgate.plugin.v1.ConfigureResponse.diagnostics:type_name -> toolgate.plugin.v1.Diagnostic
 	2,  // 7: toolgate.plugin.v1.Diagnostic.severity:type_name -> toolgate.plugin.v1.Severity
-	3,  // 8: toolgate.plugin.v1.PluginService.Info:input_type -> toolgate.plugin.v1.InfoRequest
-	8,  // 9: toolgate.plugin.v1.PluginService.Configure:input_type -> toolgate.plugin.v1.ConfigureRequest
-	4,  // 10: toolgate.plugin.v1.PluginService.Info:output_type -> toolgate.plugin.v1.InfoResponse
-	9,  // 11: toolgate.plugin.v1.PluginService.Configure:output_type -> toolgate.plugin.v1.ConfigureResponse
-	10, // [10:12] is the sub-list for method output_type
-	8,  // [8:10] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	13, // 8: toolgate.plugin.v1.Caller.claims:type_name -> toolgate.plugin.v1.Caller.ClaimsEntry
+	3,  // 9: toolgate.plugin.v1.PluginService.Info:input_type -> toolgate.plugin.v1.InfoRequest
+	8,  // 10: toolgate.plugin.v1.PluginService.Configure:input_type -> toolgate.plugin.v1.ConfigureRequest
+	4,  // 11: toolgate.plugin.v1.PluginService.Info:output_type -> toolgate.plugin.v1.InfoResponse
+	9,  // 12: toolgate.plugin.v1.PluginService.Configure:output_type -> toolgate.plugin.v1.ConfigureResponse
+	11, // [11:13] is the sub-list for method output_type
+	9,  // [9:11] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_toolgate_plugin_v1_plugin_proto_init() }
@@ -993,14 +1111,14 @@ func file_toolgate_plugin_v1_plugin_proto_init() {
 	if File_toolgate_plugin_v1_plugin_proto != nil {
 		return
 	}
-	file_toolgate_plugin_v1_plugin_proto_msgTypes[8].OneofWrappers = []any{}
+	file_toolgate_plugin_v1_plugin_proto_msgTypes[9].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_toolgate_plugin_v1_plugin_proto_rawDesc), len(file_toolgate_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   9,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -193,6 +193,39 @@ func TestToolSearchFindsAndRoutesDeferredTools(t *testing.T) {
 	}
 }
 
+// A model name as the catalog makes it (a server name with characters
+// model names cannot hold, a name over the byte limit with its hash
+// suffix) finds its tool first, and a short match is filled up to the
+// limit with the same server's tools.
+func TestToolSearchFindsModelNamesAndFillsTheLimit(t *testing.T) {
+	long := "export_the_quarterly_financial_report_as_a_spreadsheet_for_review"
+	servers := map[string]map[string]string{
+		"my-git.v2": {"git_log": "Shows the commit logs", "git_reset": "Unstages all staged changes", "git_status": "Shows the working tree status"},
+		"reports":   {long: "Exports a report.", "list_reports": "Lists reports."},
+	}
+	cat := catalogOf(1, servers)
+	s, _ := newTestStep(t, &fakeCatalogs{cat: cat}, Policy{Mode: config.ExposureDeferred}, nil)
+	var longModel string
+	for _, ti := range cat.Tools {
+		if ti.RawName() == long {
+			longModel = ti.ModelName
+		}
+	}
+	if len(longModel) > 64 || !strings.HasPrefix(longModel, "mcp__reports__") {
+		t.Fatalf("the catalog named %s %q; the test needs a hashed name", long, longModel)
+	}
+	for _, q := range []string{"mcp__my_git_v2__git_log", "call mcp__my_git_v2__git_log(max_count=5)", longModel, "`" + longModel + "`"} {
+		found, err := s.Search(q, 8)
+		if err != nil || len(found) == 0 || !strings.Contains(q, found[0].ModelName) {
+			t.Errorf("Search(%q) = %v, %v; want the named tool first", q, names(found), err)
+		}
+	}
+	found, err := s.Search("unstage", 8)
+	if err != nil || len(found) != 3 || found[0].ModelName != "mcp__my_git_v2__git_reset" {
+		t.Errorf("Search(unstage) = %v, %v; want git_reset first, then the two other tools of its server", names(found), err)
+	}
+}
+
 func TestToolSearchErrors(t *testing.T) {
 	s, _ := newTestStep(t, &fakeCatalogs{cat: catalogOf(1, demoServers)}, Policy{Mode: config.ExposureDeferred}, nil)
 	for args, want := range map[string]string{

@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/execution"
 	"github.com/toolgate/toolgate/host/exposure"
+	"github.com/toolgate/toolgate/host/exposure/embeddings"
 	"github.com/toolgate/toolgate/host/launch"
 	"github.com/toolgate/toolgate/host/manager"
 	"github.com/toolgate/toolgate/host/mcpclient"
@@ -77,6 +78,10 @@ type Host struct {
 	plugins *pluginhost.Host
 	// indexes shares tool_search indexes between steps.
 	indexes exposure.Indexes
+	// embedder is tool_search's semantic ranking (exposure { embeddings });
+	// nil = BM25 alone. Guarded by mu; kept across reloads that leave the
+	// block as it was, so its vectors stay cached.
+	embedder *embeddings.Client
 
 	mu       sync.RWMutex // guards the parts a reload replaces
 	cfg      *config.Config
@@ -134,6 +139,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	}
 	h.Manager = manager.New(cfg, mo)
 	h.executor = h.newExecutor(cfg)
+	h.embedder = h.newEmbedder(cfg, nil, nil)
 	return h, nil
 }
 
@@ -228,19 +234,45 @@ func (h *Host) Start(ctx context.Context) { h.Manager.Start(ctx) }
 // The step captures the catalog on first use.
 func (h *Host) NewStep(sessionID string) *exposure.Step {
 	h.mu.RLock()
-	cfg, proc, exec := h.cfg, h.approval, h.executor
+	cfg, proc, exec, emb := h.cfg, h.approval, h.executor, h.embedder
 	h.mu.RUnlock()
 	return exposure.NewStep(exposure.Options{
-		Catalogs:  h.Manager,
-		Approver:  proc,
-		Executor:  exec,
-		SessionID: sessionID,
-		Model:     cfg.Model,
-		Events:    h.Bus,
-		Logger:    h.log,
-		Policy:    exposure.PolicyFrom(cfg),
-		Indexes:   &h.indexes,
+		Catalogs:   h.Manager,
+		Approver:   proc,
+		Executor:   exec,
+		SessionID:  sessionID,
+		Model:      cfg.Model,
+		Events:     h.Bus,
+		Logger:     h.log,
+		Policy:     exposure.PolicyFrom(cfg),
+		Indexes:    &h.indexes,
+		Embeddings: emb,
 	})
+}
+
+// newEmbedder returns the client of cfg's embeddings endpoint: current
+// when the block did not change from old, so its cache survives a
+// reload. An api_key_env_var that is not set is logged, and the ranking
+// stays BM25 alone: a missing key must not keep toolgate from starting.
+func (h *Host) newEmbedder(cfg, old *config.Config, current *embeddings.Client) *embeddings.Client {
+	e := cfg.Exposure.Embeddings
+	if e == nil {
+		return nil
+	}
+	if current != nil && old != nil && old.Exposure.Embeddings != nil && *old.Exposure.Embeddings == *e {
+		return current
+	}
+	var key string
+	if e.APIKeyEnvVar != "" {
+		v, ok := h.opts.LookupEnv(e.APIKeyEnvVar)
+		if !ok || v == "" {
+			h.log.Warn("exposure embeddings: the API key variable is not set; tool_search ranks with BM25 alone",
+				"api_key_env_var", e.APIKeyEnvVar)
+			return nil
+		}
+		key = v
+	}
+	return embeddings.New(embeddings.Config{URL: e.URL, Model: e.Model, APIKey: key})
 }
 
 // Apply puts a new configuration in force without a restart: servers
@@ -258,6 +290,7 @@ func (h *Host) Apply(cfg *config.Config) manager.ApplyResult {
 	h.envs = h.environments(cfg)
 	h.approval = h.approval.Reconfigured(h.approvalOptions(cfg))
 	h.executor = h.newExecutor(cfg)
+	h.embedder = h.newEmbedder(cfg, old, h.embedder)
 	envs := h.envs
 	h.mu.Unlock()
 	if old.AuditLog != cfg.AuditLog {

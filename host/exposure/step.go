@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/execution"
+	"github.com/toolgate/toolgate/host/exposure/embeddings"
 	"github.com/toolgate/toolgate/host/manager"
 )
 
@@ -60,6 +61,8 @@ type Options struct {
 	// Indexes shares tool_search indexes between steps; nil means this
 	// step builds its own.
 	Indexes *Indexes
+	// Embeddings adds tool_search's semantic ranking; nil = BM25 alone.
+	Embeddings *embeddings.Client
 }
 
 // Visibility of a tool in a step.
@@ -294,7 +297,7 @@ func (s *Step) Call(ctx context.Context, req CallRequest) CallResult {
 	case Hidden:
 		return s.ended(req.CallID, t, started, fmt.Errorf(textNotForModel, t.Server, t.RawName()))
 	case Builtin:
-		return s.callSearch(req, started)
+		return s.callSearch(ctx, req, started)
 	}
 	args, err := execution.ParseArguments(req.Arguments)
 	if err != nil {

@@ -125,6 +125,8 @@ type Hit struct {
 	// Score is the tool's relevance; it is comparable only within one
 	// result list.
 	Score float64
+	// Named is set when the query names the tool (Options.NameMatch).
+	Named bool
 }
 
 // Index ranks a fixed set of tool documents. Build it once per catalog
@@ -404,7 +406,7 @@ func (ix *Index) Search(query string, limit int) []Hit {
 	}
 	hits := make([]Hit, len(ranked))
 	for i, r := range ranked {
-		hits[i] = Hit{ID: ix.ids[r.doc], Score: r.score}
+		hits[i] = Hit{ID: ix.ids[r.doc], Score: r.score, Named: tiers[r.doc] > 0}
 	}
 	return hits
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/execution"
 	"github.com/toolgate/toolgate/host/exposure"
+	"github.com/toolgate/toolgate/host/exposure/embeddings"
 	"github.com/toolgate/toolgate/host/launch"
 	"github.com/toolgate/toolgate/host/manager"
 	"github.com/toolgate/toolgate/host/mcpclient"
@@ -79,6 +80,10 @@ type Host struct {
 	plugins *pluginhost.Host
 	// indexes shares tool_search indexes between steps.
 	indexes exposure.Indexes
+	// embedder is tool_search's semantic ranking (exposure { embeddings });
+	// nil = BM25 alone. Guarded by mu; kept across reloads that leave the
+	// block as it was, so its vectors stay cached.
+	embedder *embeddings.Client
 
 	mu       sync.RWMutex // guards the parts a reload replaces
 	cfg      *config.Config
@@ -138,6 +143,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	h.Manager = manager.New(cfg, mo)
 	h.executor = h.newExecutor(cfg)
 	h.limiter = ratelimit.New(cfg.Serve.Limits, nil)
+	h.embedder = h.newEmbedder(cfg, nil, nil)
 	return h, nil
 }
 
@@ -232,24 +238,50 @@ func (h *Host) Start(ctx context.Context) { h.Manager.Start(ctx) }
 // The step captures the catalog on first use.
 func (h *Host) NewStep(sessionID string) *exposure.Step {
 	h.mu.RLock()
-	cfg, proc, exec, limiter := h.cfg, h.approval, h.executor, h.limiter
+	cfg, proc, exec, limiter, emb := h.cfg, h.approval, h.executor, h.limiter, h.embedder
 	h.mu.RUnlock()
 	var admit func(events.Call) error
 	if limiter != nil {
 		admit = func(c events.Call) error { return limiter.Admit(c.Caller, c.ModelName) }
 	}
 	return exposure.NewStep(exposure.Options{
-		Admit:     admit,
-		Catalogs:  h.Manager,
-		Approver:  proc,
-		Executor:  exec,
-		SessionID: sessionID,
-		Model:     cfg.Model,
-		Events:    h.Bus,
-		Logger:    h.log,
-		Policy:    exposure.PolicyFrom(cfg),
-		Indexes:   &h.indexes,
+		Admit:      admit,
+		Catalogs:   h.Manager,
+		Approver:   proc,
+		Executor:   exec,
+		SessionID:  sessionID,
+		Model:      cfg.Model,
+		Events:     h.Bus,
+		Logger:     h.log,
+		Policy:     exposure.PolicyFrom(cfg),
+		Indexes:    &h.indexes,
+		Embeddings: emb,
 	})
+}
+
+// newEmbedder returns the client of cfg's embeddings endpoint: current
+// when the block did not change from old, so its cache survives a
+// reload. An api_key_env_var that is not set is logged, and the ranking
+// stays BM25 alone: a missing key must not keep toolgate from starting.
+func (h *Host) newEmbedder(cfg, old *config.Config, current *embeddings.Client) *embeddings.Client {
+	e := cfg.Exposure.Embeddings
+	if e == nil {
+		return nil
+	}
+	if current != nil && old != nil && old.Exposure.Embeddings != nil && *old.Exposure.Embeddings == *e {
+		return current
+	}
+	var key string
+	if e.APIKeyEnvVar != "" {
+		v, ok := h.opts.LookupEnv(e.APIKeyEnvVar)
+		if !ok || v == "" {
+			h.log.Warn("exposure embeddings: the API key variable is not set; tool_search ranks with BM25 alone",
+				"api_key_env_var", e.APIKeyEnvVar)
+			return nil
+		}
+		key = v
+	}
+	return embeddings.New(embeddings.Config{URL: e.URL, Model: e.Model, APIKey: key})
 }
 
 // Apply puts a new configuration in force without a restart: servers
@@ -271,6 +303,7 @@ func (h *Host) Apply(cfg *config.Config) manager.ApplyResult {
 		// Changed limits start with full buckets.
 		h.limiter = ratelimit.New(cfg.Serve.Limits, nil)
 	}
+	h.embedder = h.newEmbedder(cfg, old, h.embedder)
 	envs := h.envs
 	h.mu.Unlock()
 	if old.AuditLog != cfg.AuditLog {

@@ -39,7 +39,7 @@ what it would find.`,
 			if len(step.Deferred()) == 0 {
 				fmt.Fprintln(g.io.Err, "note: no tool is deferred under this configuration (exposure mode and thresholds); nothing to search")
 			}
-			found, err := step.Search(args[0], limit)
+			found, err := step.Search(cmd.Context(), args[0], limit)
 			if err != nil {
 				return exit(ExitUsage, err)
 			}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"net"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -62,6 +63,36 @@ func (l *loader) exposure(d *decoder, r *rawExposure) {
 		e.NeverDefer = v
 		d.globs(r.NeverDefer, v)
 	}
+	if r.Embeddings != nil {
+		e.Embeddings = d.embeddings(r.Embeddings)
+	}
+}
+
+// embeddings reads exposure { embeddings { url, model, api_key_env_var } }.
+func (d *decoder) embeddings(r *rawEmbeddings) *Embeddings {
+	e := &Embeddings{}
+	if r.URL == nil {
+		d.errorf(r.DeclRange, "Missing embeddings url",
+			"embeddings needs url = \"...\", the base URL of an OpenAI-compatible API such as \"http://localhost:11434/v1\".")
+	} else if v, ok := d.nonEmptyString(r.URL); ok {
+		// Like a server's url, it is never echoed: it may carry credentials.
+		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			d.errorf(r.URL.Range, "Invalid embeddings url",
+				"url must be an absolute http:// or https:// URL of an OpenAI-compatible API, such as \"http://localhost:11434/v1\".")
+		} else {
+			e.URL = v
+		}
+	}
+	if r.Model == nil {
+		d.errorf(r.DeclRange, "Missing embeddings model",
+			"embeddings needs model = \"...\", the embedding model the endpoint serves (e.g. \"text-embedding-3-small\").")
+	} else if v, ok := d.nonEmptyString(r.Model); ok {
+		e.Model = v
+	}
+	if v, ok := d.nonEmptyString(r.APIKeyEnvVar); ok && d.envName(r.APIKeyEnvVar, v) {
+		e.APIKeyEnvVar = v
+	}
+	return e
 }
 
 // deferThreshold reads defer_threshold = { tools = N, bytes = N }; either

@@ -250,6 +250,20 @@ server "s" { command = "x" }`,
 			},
 		},
 		{
+			name: "exposure embeddings",
+			src: `exposure {
+  embeddings {
+    url             = "localhost:11434/v1"
+    api_key_env_var = "sk-123"
+  }
+}`,
+			want: []wantDiag{
+				{summary: "Missing embeddings model", detail: `model = "..."`, line: 2},
+				{summary: "Invalid embeddings url", detail: "absolute http:// or https:// URL", line: 3},
+				{summary: "Invalid environment variable name", detail: "api_key_env_var must name an environment variable", line: 4},
+			},
+		},
+		{
 			name: "serve max_result_bytes",
 			src: `serve {
   max_result_bytes = 0

@@ -119,6 +119,11 @@ exposure {
   name_limit      = 128
   defer_threshold = { tools = 10 }
   never_defer     = ["mcp__files__*"]
+  embeddings {
+    url             = "http://localhost:11434/v1"
+    model           = "nomic-embed-text"
+    api_key_env_var = "EMBEDDINGS_KEY"
+  }
 }
 
 model {
@@ -221,9 +226,10 @@ server "files" {
 		AuditLog:     filepath.Join(dir, "logs/audit.jsonl"),
 		AuditOnError: AuditOnErrorLog,
 		Approval:     Approval{Policy: PolicyUntrusted, Permissions: PermReadOnly, Reviewer: ReviewerGuardian, Guardian: "judge"},
-		Exposure:     Exposure{Mode: ExposureDeferred, NameLimit: 128, DeferCount: 10, DeferBytes: 64000, NeverDefer: []string{"mcp__files__*"}},
-		Model:        Model{ImageInput: true, AudioInput: true, OutputBudgetBytes: 5000},
-		Serve:        Serve{Listen: "0.0.0.0:9000", TokenEnvVar: "TOOLGATE_TOKEN", MaxResultBytes: 1 << 20, AllowPersistentApproval: true},
+		Exposure: Exposure{Mode: ExposureDeferred, NameLimit: 128, DeferCount: 10, DeferBytes: 64000, NeverDefer: []string{"mcp__files__*"},
+			Embeddings: &Embeddings{URL: "http://localhost:11434/v1", Model: "nomic-embed-text", APIKeyEnvVar: "EMBEDDINGS_KEY"}},
+		Model: Model{ImageInput: true, AudioInput: true, OutputBudgetBytes: 5000},
+		Serve: Serve{Listen: "0.0.0.0:9000", TokenEnvVar: "TOOLGATE_TOKEN", MaxResultBytes: 1 << 20, AllowPersistentApproval: true},
 		Plugins: []Plugin{
 			{
 				Name: "policy", Kind: KindHook, Path: filepath.Join(dir, "bin/plugins/toolgate-hook-policy"),
@@ -306,8 +312,8 @@ server "files" {
 	_, diags = DecodeConfigBody(e.Config, &hcldec.ObjectSpec{
 		"executor": &hcldec.AttrSpec{Name: "executor", Type: cty.String},
 	})
-	if len(diags) != 1 || !strings.Contains(diags[0].Detail, `"host" is not expected here`) || diags[0].Subject.Start.Line != 65 {
-		t.Errorf("decoding with a schema lacking host: want one Unsupported argument at line 65, got %v", diags)
+	if len(diags) != 1 || !strings.Contains(diags[0].Detail, `"host" is not expected here`) || diags[0].Subject.Start.Line != 70 {
+		t.Errorf("decoding with a schema lacking host: want one Unsupported argument at line 70, got %v", diags)
 	}
 }
 

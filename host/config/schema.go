@@ -40,7 +40,15 @@ type rawExposure struct {
 	NameLimit      *hcl.Attribute `hcl:"name_limit,optional"`
 	DeferThreshold *hcl.Attribute `hcl:"defer_threshold,optional"`
 	NeverDefer     *hcl.Attribute `hcl:"never_defer,optional"`
+	Embeddings     *rawEmbeddings `hcl:"embeddings,block"`
 	DeclRange      hcl.Range      // set by the loader
+}
+
+type rawEmbeddings struct {
+	URL          *hcl.Attribute `hcl:"url,optional"`
+	Model        *hcl.Attribute `hcl:"model,optional"`
+	APIKeyEnvVar *hcl.Attribute `hcl:"api_key_env_var,optional"`
+	DeclRange    hcl.Range      `hcl:",def_range"`
 }
 
 type rawModel struct {

@@ -140,6 +140,16 @@ type Exposure struct {
 	DeferCount int
 	DeferBytes int
 	NeverDefer []string // model-name globs (internal/glob) pinned to the direct list
+	// Embeddings turns on tool_search's semantic ranking; nil = BM25 alone.
+	Embeddings *Embeddings
+}
+
+// Embeddings is the exposure { embeddings { … } } block: an
+// OpenAI-compatible embeddings endpoint for tool_search.
+type Embeddings struct {
+	URL          string // base URL (…/v1) or the …/v1/embeddings endpoint
+	Model        string
+	APIKeyEnvVar string // "" = no Authorization header
 }
 
 // Model describes what the consuming model can take.

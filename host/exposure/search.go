@@ -3,6 +3,7 @@ package exposure
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"sort"
@@ -15,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/host/catalog"
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/execution"
+	"github.com/toolgate/toolgate/host/exposure/embeddings"
 	"github.com/toolgate/toolgate/host/exposure/toolsearch"
 	"github.com/toolgate/toolgate/host/identity"
 )
@@ -33,15 +35,44 @@ const (
 
 // Indexes builds the tool_search index once per set of deferred tools and
 // shares it between steps: a catalog revision is indexed once, not once per
-// step or per query. The zero value is ready; it is safe for concurrent use.
+// step or per query. With an embeddings client it also keeps the tools'
+// vectors for the semantic ranking. The zero value is ready; it is safe
+// for concurrent use.
 type Indexes struct {
-	mu  sync.Mutex
-	key uint64
-	ix  *toolsearch.Index
+	mu   sync.Mutex
+	key  uint64
+	ix   *toolsearch.Index
+	docs []embeddings.Doc // what the semantic index embeds, of key
+
+	semMu     sync.Mutex
+	semKey    uint64
+	semClient *embeddings.Client
+	sem       *embeddings.Index
+	// downUntil pauses the semantic ranking after the endpoint failed,
+	// so a dead endpoint costs one timeout per semanticRetry, not one per
+	// query.
+	downUntil time.Time
 }
 
-// index returns the index of tools, building it when they changed.
-func (x *Indexes) index(revision uint64, tools []*Tool, servers map[string]string) *toolsearch.Index {
+// Semantic ranking limits.
+const (
+	// fuseDepth is how many tools of each ranking reciprocal-rank fusion
+	// looks at.
+	fuseDepth = 50
+	// embedTimeout bounds one exchange with the embeddings endpoint
+	// (embedding a catalog's new tool definitions, or one query).
+	embedTimeout = 10 * time.Second
+	// semanticRetry is how long a failed endpoint is left alone.
+	semanticRetry = 30 * time.Second
+)
+
+// errSemanticPaused says the endpoint failed recently; the failure was
+// already logged.
+var errSemanticPaused = errors.New("the embeddings endpoint failed recently")
+
+// index returns the index of tools, building it when they changed, and
+// the key of that set of tools.
+func (x *Indexes) index(revision uint64, tools []*Tool, servers map[string]string) (*toolsearch.Index, uint64, []embeddings.Doc) {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%d\x00", revision)
 	for _, t := range tools {
@@ -52,19 +83,85 @@ func (x *Indexes) index(revision uint64, tools []*Tool, servers map[string]strin
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.ix != nil && x.key == key {
-		return x.ix
+		return x.ix, x.key, x.docs
 	}
 	docs := make([]toolsearch.Doc, 0, len(tools))
+	x.docs = make([]embeddings.Doc, 0, len(tools))
 	for _, t := range tools {
+		props := propertyNames(t.Tool.InputSchema)
 		docs = append(docs, toolsearch.Doc{
 			ID: t.ModelName, Name: t.RawName(), Server: t.Server,
 			Title: t.Tool.Title, Description: t.Tool.Description,
 			Instructions: servers[t.Server],
-			Properties:   propertyNames(t.Tool.InputSchema),
+			Properties:   props,
 		})
+		x.docs = append(x.docs, embeddings.Doc{ID: t.ModelName, Text: embeddingText(t, props)})
 	}
 	x.ix, x.key = toolsearch.Build(docs, toolsearch.DefaultOptions()), key
-	return x.ix
+	return x.ix, x.key, x.docs
+}
+
+// embeddingText is what a tool's vector is made of: what the model reads
+// about it.
+func embeddingText(t *Tool, props []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (server %s)", t.RawName(), t.Server)
+	if t.Tool.Title != "" {
+		b.WriteString(": " + t.Tool.Title)
+	}
+	if t.Tool.Description != "" {
+		b.WriteString(". " + t.Tool.Description)
+	}
+	if len(props) > 0 {
+		b.WriteString(". Parameters: " + strings.Join(props, ", "))
+	}
+	return b.String()
+}
+
+// semantic ranks the tools of key by similarity to query, embedding the
+// tool definitions it has no vector of first.
+func (x *Indexes) semantic(ctx context.Context, client *embeddings.Client, key uint64, docs []embeddings.Doc, query string, now time.Time) ([]string, error) {
+	x.semMu.Lock()
+	sem := x.sem
+	if x.semKey != key || x.semClient != client {
+		sem = nil
+	}
+	paused := now.Before(x.downUntil)
+	x.semMu.Unlock()
+	if paused {
+		return nil, errSemanticPaused
+	}
+	fail := func(err error) ([]string, error) {
+		x.semMu.Lock()
+		x.downUntil = now.Add(semanticRetry)
+		x.semMu.Unlock()
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, embedTimeout)
+	defer cancel()
+	if sem == nil {
+		built, err := client.Build(ctx, docs)
+		if err != nil {
+			return fail(err)
+		}
+		sem = built
+		x.semMu.Lock()
+		x.sem, x.semKey, x.semClient = built, key, client
+		x.semMu.Unlock()
+	}
+	q, err := client.Embed(ctx, []string{query})
+	if err != nil {
+		return fail(err)
+	}
+	hits, err := sem.Rank(q[0], fuseDepth)
+	if err != nil {
+		return fail(err)
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	return ids, nil
 }
 
 func propertyNames(schema any) []string {
@@ -143,7 +240,10 @@ type SearchSpec struct {
 
 // Search runs a tool_search query over the step's deferred tools and
 // returns the tools found, in rank order. limit ≤ 0 means the default.
-func (s *Step) Search(query string, limit int) ([]*Tool, error) {
+// With an embeddings client (Options.Embeddings) the BM25 ranking is
+// fused with the semantic one; when the endpoint fails, BM25 alone
+// answers and the failure is logged.
+func (s *Step) Search(ctx context.Context, query string, limit int) ([]*Tool, error) {
 	s.capture()
 	if strings.TrimSpace(query) == "" {
 		return nil, fmt.Errorf(textEmptyQuery)
@@ -157,9 +257,25 @@ func (s *Step) Search(query string, limit int) ([]*Tool, error) {
 	if len(s.deferred) == 0 {
 		return nil, nil
 	}
-	ix := s.opts.Indexes.index(s.cat.Revision, s.deferred, s.instructions())
+	ix, key, docs := s.opts.Indexes.index(s.cat.Revision, s.deferred, s.instructions())
+	var hits []toolsearch.Hit
+	if client := s.opts.Embeddings; client != nil {
+		lexical := ix.Search(query, max(limit, fuseDepth))
+		semantic, err := s.opts.Indexes.semantic(ctx, client, key, docs, query, s.opts.Now())
+		switch {
+		case err == nil:
+			hits = toolsearch.Fuse(lexical, semantic, limit)
+		case errors.Is(err, errSemanticPaused):
+		default:
+			s.log.Warn("tool_search: the semantic ranking failed; ranking with BM25 alone", "error", err,
+				"retry_in", semanticRetry)
+		}
+	}
+	if hits == nil {
+		hits = ix.Search(query, limit)
+	}
 	var out []*Tool
-	for _, h := range ix.Search(query, limit) {
+	for _, h := range hits {
 		if t, ok := s.registry[h.ID]; ok {
 			out = append(out, t)
 		}
@@ -204,7 +320,7 @@ func (s *Step) callSearch(ctx context.Context, req CallRequest, started time.Tim
 		}
 		limit = int(*in.Limit)
 	}
-	found, err := s.Search(query, limit)
+	found, err := s.Search(ctx, query, limit)
 	if err != nil {
 		return s.ended(req.CallID, s.search, started, err)
 	}

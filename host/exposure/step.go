@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/execution"
+	"github.com/toolgate/toolgate/host/exposure/embeddings"
 	"github.com/toolgate/toolgate/host/identity"
 	"github.com/toolgate/toolgate/host/manager"
 )
@@ -65,6 +66,8 @@ type Options struct {
 	// limits); its error text is the model's result and the audit log's
 	// rationale, so it says when to retry.
 	Admit func(call events.Call) error
+	// Embeddings adds tool_search's semantic ranking; nil = BM25 alone.
+	Embeddings *embeddings.Client
 }
 
 // StepRateLimit is the approval_decision step of a call a limit refused.

@@ -186,10 +186,43 @@ func TestToolSearchFindsAndRoutesDeferredTools(t *testing.T) {
 	}
 	// An exact name ranks first even with separators changed.
 	for _, q := range []string{"write_file", "write-file", "writeFile", "mcp__files__write_file"} {
-		found, err := s.Search(q, 3)
+		found, err := s.Search(t.Context(), q, 3)
 		if err != nil || len(found) == 0 || found[0].ModelName != "mcp__files__write_file" {
 			t.Errorf("Search(%q) = %v, %v", q, names(found), err)
 		}
+	}
+}
+
+// A model name as the catalog makes it (a server name with characters
+// model names cannot hold, a name over the byte limit with its hash
+// suffix) finds its tool first, and a short match is filled up to the
+// limit with the same server's tools.
+func TestToolSearchFindsModelNamesAndFillsTheLimit(t *testing.T) {
+	long := "export_the_quarterly_financial_report_as_a_spreadsheet_for_review"
+	servers := map[string]map[string]string{
+		"my-git.v2": {"git_log": "Shows the commit logs", "git_reset": "Unstages all staged changes", "git_status": "Shows the working tree status"},
+		"reports":   {long: "Exports a report.", "list_reports": "Lists reports."},
+	}
+	cat := catalogOf(1, servers)
+	s, _ := newTestStep(t, &fakeCatalogs{cat: cat}, Policy{Mode: config.ExposureDeferred}, nil)
+	var longModel string
+	for _, ti := range cat.Tools {
+		if ti.RawName() == long {
+			longModel = ti.ModelName
+		}
+	}
+	if len(longModel) > 64 || !strings.HasPrefix(longModel, "mcp__reports__") {
+		t.Fatalf("the catalog named %s %q; the test needs a hashed name", long, longModel)
+	}
+	for _, q := range []string{"mcp__my_git_v2__git_log", "call mcp__my_git_v2__git_log(max_count=5)", longModel, "`" + longModel + "`"} {
+		found, err := s.Search(t.Context(), q, 8)
+		if err != nil || len(found) == 0 || !strings.Contains(q, found[0].ModelName) {
+			t.Errorf("Search(%q) = %v, %v; want the named tool first", q, names(found), err)
+		}
+	}
+	found, err := s.Search(t.Context(), "unstage", 8)
+	if err != nil || len(found) != 3 || found[0].ModelName != "mcp__my_git_v2__git_reset" {
+		t.Errorf("Search(unstage) = %v, %v; want git_reset first, then the two other tools of its server", names(found), err)
 	}
 }
 
@@ -214,7 +247,7 @@ func TestIndexIsBuiltOncePerRevision(t *testing.T) {
 	ix := &Indexes{}
 	first := func() any {
 		s, _ := newTestStep(t, cats, Policy{Mode: config.ExposureDeferred}, ix)
-		if _, err := s.Search("weather", 1); err != nil {
+		if _, err := s.Search(t.Context(), "weather", 1); err != nil {
 			t.Fatal(err)
 		}
 		ix.mu.Lock()
@@ -234,7 +267,7 @@ func TestIndexIsBuiltOncePerRevision(t *testing.T) {
 		t.Error("a new revision reused the old index")
 	}
 	s, _ := newTestStep(t, cats, Policy{Mode: config.ExposureDeferred}, ix)
-	found, _ := s.Search("directions between places", 1)
+	found, _ := s.Search(t.Context(), "directions between places", 1)
 	if len(found) != 1 || found[0].ModelName != "mcp__maps__route" {
 		t.Errorf("a tool added in the new revision is not searchable: %v", names(found))
 	}

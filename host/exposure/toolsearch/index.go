@@ -1,6 +1,7 @@
 package toolsearch
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"sync"
@@ -43,6 +44,12 @@ type Options struct {
 	// general tool vocabulary (get/fetch/retrieve, image/picture/photo,
 	// delete/remove/erase …), at a lower weight. See synonymGroups.
 	Synonyms bool
+	// Thesaurus expands query words, like Synonyms, with their synonyms
+	// in a general English thesaurus drawn from WordNet, keeping the
+	// senses of each word up to this rank (1: its most common sense
+	// only). 0 turns it off; DefaultOptions leaves it off (see
+	// docs/performance.md: it bought nothing measurable).
+	Thesaurus int
 	// NGrams adds a score over character trigrams of words, which matches
 	// abbreviations and partial words ("img", "elicit" in "elicitation").
 	NGrams bool
@@ -57,6 +64,16 @@ type Options struct {
 	// (Boosting name, title or property words over the description was
 	// measured too and bought nothing.)
 	FieldWeights bool
+	// Fill tops a list shorter than the limit up with the other tools of
+	// the servers already in it, best-ranked server first: a task's
+	// tools usually sit together, and a short list hides the right one
+	// when the query's words missed it.
+	Fill bool
+	// NameWeight and PropertyWeight count a word of the tool's names
+	// (flat, raw, title) and of its input property names as that many
+	// words of its description (BM25F: the weighted count saturates, and
+	// it is the document's length too). Zero (or less) means 1.
+	NameWeight, PropertyWeight float64
 	// K1 and B are the BM25 parameters: K1 saturates repeated words, B
 	// normalizes document length. Zero (or less) means 1.2 and 0.75.
 	K1, B float64
@@ -75,6 +92,9 @@ func DefaultOptions() Options {
 		Synonyms:         true,
 		NameMatch:        true,
 		FieldWeights:     true,
+		NameWeight:       0.5,
+		PropertyWeight:   0.5,
+		Fill:             true,
 	}
 }
 
@@ -82,7 +102,11 @@ func DefaultOptions() Options {
 const (
 	typoWeight    = 0.7
 	synonymWeight = 0.5
-	ngramWeight   = 0.3
+	// thesaurusWeight is a WordNet synonym's weight, the hand-written
+	// table's: on the tuning set 0.3 changed nothing and 0.5 one query.
+	// Where both tables relate two words, the higher weight counts.
+	thesaurusWeight = 0.5
+	ngramWeight     = 0.3
 	// instructionWeight is a server-instruction word's weight with
 	// Options.FieldWeights; a word of the tool's own text counts 1.
 	instructionWeight = 0.25
@@ -102,6 +126,8 @@ type Hit struct {
 	// Score is the tool's relevance; it is comparable only within one
 	// result list.
 	Score float64
+	// Named is set when the query names the tool (Options.NameMatch).
+	Named bool
 }
 
 // Index ranks a fixed set of tool documents. Build it once per catalog
@@ -120,6 +146,7 @@ type Index struct {
 	// common, however rare they are among servers.
 	servers           postings
 	serverTools       [][]uint32 // server document → its tools
+	serverOf          []uint32   // tool → its server document
 	instructionWeight float64
 
 	grams     postings // trigrams of tool fields; only with opts.NGrams
@@ -128,8 +155,9 @@ type Index struct {
 	// surfaces lists every indexed word as written (lowercase, unstemmed)
 	// by byte length, for typo matching.
 	surfaces [][]surfaceWord
-	// synonyms maps a query term to the indexed terms of its groups.
-	synonyms map[string][]uint32
+	// synonyms maps a query term to the indexed terms of its groups, with
+	// their weight.
+	synonyms map[string][]weightedTerm
 	names    nameIndex // only with opts.NameMatch
 
 	scratch sync.Pool // *scratch, one per concurrent Search
@@ -175,7 +203,7 @@ func Build(docs []Doc, opts Options) *Index {
 		index bool // false for stop words
 	}
 	seen := map[string]analyzedWord{}
-	addText := func(text string, to *postingBuilder, withGrams bool) {
+	addText := func(text string, weight float64, to *postingBuilder, withGrams bool) {
 		eachWord(text, opts.SplitIdentifiers, func(word string) {
 			a, ok := seen[word]
 			if !ok {
@@ -192,9 +220,9 @@ func Build(docs []Doc, opts Options) *Index {
 			if !a.index {
 				return
 			}
-			to.add(a.term)
+			to.add(a.term, weight)
 			if withGrams && opts.NGrams {
-				eachGram(word, func(g string) { grams.add(gramDict.intern(g)) })
+				eachGram(word, func(g string) { grams.add(gramDict.intern(g), 1) })
 			}
 		})
 	}
@@ -202,8 +230,8 @@ func Build(docs []Doc, opts Options) *Index {
 	serverOf := map[[2]string]uint32{}
 	for d, doc := range sorted {
 		ix.ids[d] = doc.ID
-		for _, text := range toolText(doc) {
-			addText(text, words, true)
+		for _, f := range toolText(doc, opts) {
+			addText(f.text, f.weight, words, true)
 		}
 		words.endDoc()
 		grams.endDoc()
@@ -214,10 +242,11 @@ func Build(docs []Doc, opts Options) *Index {
 			s = uint32(len(ix.serverTools))
 			serverOf[key] = s
 			ix.serverTools = append(ix.serverTools, nil)
-			addText(doc.Instructions, servers, false)
+			addText(doc.Instructions, 1, servers, false)
 			servers.endDoc()
 		}
 		ix.serverTools[s] = append(ix.serverTools[s], uint32(d))
+		ix.serverOf = append(ix.serverOf, s)
 	}
 	ix.terms = dict.ids
 	ix.words = words.finish(opts.K1, opts.B)
@@ -229,7 +258,7 @@ func Build(docs []Doc, opts Options) *Index {
 		ix.grams = grams.finish(opts.K1, opts.B)
 		ix.gramTerms = gramDict.ids
 	}
-	if opts.Synonyms {
+	if opts.Synonyms || opts.Thesaurus > 0 {
 		ix.synonyms = buildSynonyms(ix.terms, opts)
 	}
 	if opts.NameMatch {
@@ -245,10 +274,26 @@ func Build(docs []Doc, opts Options) *Index {
 // Len is the number of indexed documents.
 func (ix *Index) Len() int { return len(ix.ids) }
 
+// field is one searchable text of a tool and the weight of its words.
+type field struct {
+	text   string
+	weight float64
+}
+
 // toolText lists what a tool is searched by, besides its server's
-// instructions.
-func toolText(d Doc) []string {
-	return []string{d.ID, d.Name, d.Server, d.Title, d.Description, strings.Join(d.Properties, " ")}
+// instructions, with opts' field weights.
+func toolText(d Doc, opts Options) []field {
+	name, props := 1.0, 1.0
+	if opts.NameWeight > 0 {
+		name = opts.NameWeight
+	}
+	if opts.PropertyWeight > 0 {
+		props = opts.PropertyWeight
+	}
+	return []field{
+		{d.ID, name}, {d.Name, name}, {d.Server, 1}, {d.Title, name},
+		{d.Description, 1}, {strings.Join(d.Properties, " "), props},
+	}
 }
 
 // eachGram calls fn with the character trigrams of word, marked at the
@@ -260,30 +305,46 @@ func eachGram(word string, fn func(gram string)) {
 	}
 }
 
-// buildSynonyms resolves the synonym table to indexed terms; a group word
-// that no document uses cannot help ranking and is left out.
-func buildSynonyms(terms map[string]uint32, opts Options) map[string][]uint32 {
-	out := map[string][]uint32{}
-	for _, group := range synonymGroups() {
-		var groupTerms []string
-		for _, w := range group {
-			// A word that splits ("mp3" → mp, 3) would make its
-			// fragments synonyms of the group: leave it out.
-			if terms := Tokenize(w, opts); len(terms) == 1 {
-				groupTerms = append(groupTerms, terms[0])
+// buildSynonyms resolves the synonym tables to indexed terms; a group
+// word that no document uses cannot help ranking and is left out. Where
+// both tables relate two words, the higher weight counts.
+func buildSynonyms(terms map[string]uint32, opts Options) map[string][]weightedTerm {
+	out := map[string][]weightedTerm{}
+	add := func(groups [][]string, weight float64) {
+		for _, group := range groups {
+			var groupTerms []string
+			for _, w := range group {
+				// A word that splits ("mp3" → mp, 3) would make its
+				// fragments synonyms of the group: leave it out.
+				if terms := Tokenize(w, opts); len(terms) == 1 {
+					groupTerms = append(groupTerms, terms[0])
+				}
 			}
-		}
-		for _, from := range groupTerms {
-			for _, to := range groupTerms {
-				id, ok := terms[to]
-				if ok && to != from && !slices.Contains(out[from], id) {
-					out[from] = append(out[from], id)
+			for _, from := range groupTerms {
+				for _, to := range groupTerms {
+					id, ok := terms[to]
+					if !ok || to == from {
+						continue
+					}
+					i := slices.IndexFunc(out[from], func(t weightedTerm) bool { return t.term == id })
+					switch {
+					case i < 0:
+						out[from] = append(out[from], weightedTerm{id, weight})
+					case out[from][i].weight < weight:
+						out[from][i].weight = weight
+					}
 				}
 			}
 		}
 	}
-	for _, ids := range out {
-		slices.Sort(ids)
+	if opts.Synonyms {
+		add(synonymGroups(), synonymWeight)
+	}
+	if opts.Thesaurus > 0 {
+		add(thesaurusGroups(opts.Thesaurus), thesaurusWeight)
+	}
+	for _, ts := range out {
+		slices.SortFunc(ts, func(a, b weightedTerm) int { return cmp.Compare(a.term, b.term) })
 	}
 	return out
 }
@@ -341,11 +402,42 @@ func (ix *Index) Search(query string, limit int) []Hit {
 	if len(ranked) == 0 {
 		return nil
 	}
+	if ix.opts.Fill && len(ranked) < limit {
+		ranked = ix.fill(ranked, limit)
+	}
 	hits := make([]Hit, len(ranked))
 	for i, r := range ranked {
-		hits[i] = Hit{ID: ix.ids[r.doc], Score: r.score}
+		hits[i] = Hit{ID: ix.ids[r.doc], Score: r.score, Named: tiers[r.doc] > 0}
 	}
 	return hits
+}
+
+// fill appends to list, until it holds limit tools, the tools of the
+// servers of list that it does not hold yet: servers in the order of
+// their best tool, tools by ID. They score zero: below every match.
+func (ix *Index) fill(list []ranked, limit int) []ranked {
+	have := make(map[uint32]bool, limit)
+	for _, r := range list {
+		have[r.doc] = true
+	}
+	var servers []uint32
+	for _, r := range list {
+		if s := ix.serverOf[r.doc]; !slices.Contains(servers, s) {
+			servers = append(servers, s)
+		}
+	}
+	for _, s := range servers {
+		for _, d := range ix.serverTools[s] {
+			if len(list) == limit {
+				return list
+			}
+			if !have[d] {
+				have[d] = true
+				list = append(list, ranked{doc: d})
+			}
+		}
+	}
+	return list
 }
 
 func (ix *Index) putScratch(sc *scratch) {

@@ -140,6 +140,43 @@ func TestExactAndNearExactNamesRankFirst(t *testing.T) {
 	}
 }
 
+func TestModelNamesInsidePunctuationRankFirst(t *testing.T) {
+	ix := Build(fileTools(), DefaultOptions())
+	for _, q := range []string{
+		"call mcp__files__write_file(path=notes.txt)",
+		"`mcp__files__write_file`, then read it back",
+		"run \"files__write_file\": store notes",
+		"is writeFile(path) the right one?",
+	} {
+		if got := ids(ix.Search(q, 8)); len(got) == 0 || got[0] != "mcp__files__write_file" {
+			t.Errorf("Search(%q) = %v, want mcp__files__write_file first", q, got)
+		}
+	}
+}
+
+func TestSearchFillsTheLimitWithTheServersOtherTools(t *testing.T) {
+	docs := []Doc{
+		{ID: "mcp__git__git_status", Name: "git_status", Server: "git", Description: "Shows the working tree status"},
+		{ID: "mcp__git__git_reset", Name: "git_reset", Server: "git", Description: "Unstages all staged changes"},
+		{ID: "mcp__git__git_log", Name: "git_log", Server: "git", Description: "Shows the commit logs"},
+		{ID: "mcp__web__fetch", Name: "fetch", Server: "web", Description: "Fetches a URL"},
+	}
+	ix := Build(docs, DefaultOptions())
+	// Only git_reset holds a word of the query; a user who asked this
+	// way may want a sibling, so the list is topped up with the other
+	// tools of the same server, never another server's.
+	want := []string{"mcp__git__git_reset", "mcp__git__git_log", "mcp__git__git_status"}
+	if diff := cmp.Diff(want, ids(ix.Search("unstage", 8))); diff != "" {
+		t.Errorf("Search(unstage, 8) (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want[:2], ids(ix.Search("unstage", 2))); diff != "" {
+		t.Errorf("Search(unstage, 2) (-want +got):\n%s", diff)
+	}
+	if got := ix.Search("kubernetes", 8); got != nil {
+		t.Errorf("Search(kubernetes) = %v, want nil: nothing matched, so nothing to fill from", ids(got))
+	}
+}
+
 func TestSearchUnderstandsOtherWords(t *testing.T) {
 	ix := Build(fileTools(), DefaultOptions())
 	tests := []struct{ query, want string }{

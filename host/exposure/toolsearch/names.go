@@ -3,6 +3,7 @@ package toolsearch
 import (
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // nameIndex finds tools by name key (see nameKey): the raw name, the
@@ -85,6 +86,13 @@ func (n *nameIndex) tiers(query string) map[uint32]int {
 			}
 		}
 	}
+	// An identifier wrapped in punctuation ("mcp__files__write_file(…)",
+	// "`write_file`,") names its tool too.
+	for _, ident := range strings.FieldsFunc(query, notIdentifierRune) {
+		if strings.ContainsAny(ident, "_-.") || strings.IndexFunc(ident, unicode.IsUpper) > 0 {
+			raise(n.lookup(nameKey(ident)), 1)
+		}
+	}
 	chunks := strings.Fields(query)
 	for i := range chunks {
 		for j := i + 1; j <= len(chunks) && j-i <= maxNameSpan; j++ {
@@ -101,6 +109,12 @@ func (n *nameIndex) tiers(query string) map[uint32]int {
 		}
 	}
 	return tiers
+}
+
+// notIdentifierRune reports whether r cannot be part of a tool name as
+// people write them: letters, digits, "_", "-" and ".".
+func notIdentifierRune(r rune) bool {
+	return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' && r != '-' && r != '.'
 }
 
 // withinOneEdit reports whether a and b differ by at most one insertion,

@@ -69,9 +69,9 @@ func newPostingBuilder(terms *dictionary) *postingBuilder {
 	return &postingBuilder{terms: terms, current: map[uint32]float64{}}
 }
 
-// add counts one occurrence of term in the current document.
-func (b *postingBuilder) add(term uint32) {
-	b.current[term]++
+// add counts one occurrence of term in the current document, weighted.
+func (b *postingBuilder) add(term uint32, weight float64) {
+	b.current[term] += weight
 }
 
 // endDoc closes the current document; documents are numbered in the

@@ -55,8 +55,8 @@ func (ix *Index) queryTerms(query string) []weightedTerm {
 				expand(id, typoWeight)
 			}
 		}
-		for _, id := range ix.synonyms[w.term] {
-			expand(id, synonymWeight)
+		for _, t := range ix.synonyms[w.term] {
+			expand(t.term, t.weight)
 		}
 	}
 	// Summation order decides the last bits of a score: fix it.

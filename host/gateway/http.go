@@ -281,6 +281,10 @@ type idleTimer struct {
 
 	mu   sync.Mutex
 	open int
+	// stopped: the session ended. A request still open then (the
+	// DELETE that ended it, a GET stream) must not re-arm the timer,
+	// which would hold the ended session for the whole timeout.
+	stopped bool
 }
 
 func newIdleTimer(after time.Duration, expire func()) *idleTimer {
@@ -297,12 +301,17 @@ func (t *idleTimer) begin() {
 func (t *idleTimer) end() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.open--; t.open == 0 {
+	if t.open--; t.open == 0 && !t.stopped {
 		t.timer.Reset(t.after)
 	}
 }
 
-func (t *idleTimer) stop() { t.timer.Stop() }
+func (t *idleTimer) stop() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stopped = true
+	t.timer.Stop()
+}
 
 // serverFor is go-sdk's getServer: the server of the session a request
 // opens or addresses. An unknown session gets a server with no tools;

@@ -97,6 +97,7 @@ func BenchmarkGatewayUnderLoad(b *testing.B) {
 	settle()
 	goroutinesBefore := runtime.NumGoroutine()
 	rssBefore, haveRSS := residentBytes()
+	heapBefore := heapInUse()
 
 	var total loadTally
 	round := 0
@@ -120,6 +121,7 @@ func BenchmarkGatewayUnderLoad(b *testing.B) {
 	goroutinesAfter := waitGoroutines(goroutinesBefore, 30*time.Second)
 	settle()
 	rssAfter, _ := residentBytes()
+	heapAfter := heapInUse()
 
 	n := float64(round)
 	b.ReportMetric(float64(total.answered)/n, "answered/op")
@@ -134,6 +136,8 @@ func BenchmarkGatewayUnderLoad(b *testing.B) {
 	b.ReportMetric(loadMS(total.latencies[len(total.latencies)-1]), "max-ms")
 	b.ReportMetric(float64(goroutinesBefore), "goroutines-before")
 	b.ReportMetric(float64(goroutinesAfter), "goroutines-after")
+	b.ReportMetric(float64(heapBefore)/(1<<20), "heap-before-MiB")
+	b.ReportMetric(float64(heapAfter)/(1<<20), "heap-after-MiB")
 	if haveRSS {
 		b.ReportMetric(float64(rssBefore)/(1<<20), "rss-before-MiB")
 		b.ReportMetric(float64(rssAfter)/(1<<20), "rss-after-MiB")
@@ -154,7 +158,8 @@ func BenchmarkGatewayUnderLoad(b *testing.B) {
 	// The heap the calls needed goes back to the OS (FreeOSMemory);
 	// what stays is the runtime's own bookkeeping and fragmentation.
 	if slack := max(32<<20, rssBefore/4); haveRSS && rssAfter > rssBefore+slack {
-		b.Errorf("RSS: %d MiB before, %d MiB after (allowed: +%d MiB)", rssBefore>>20, rssAfter>>20, slack>>20)
+		b.Errorf("RSS: %d MiB before, %d MiB after (allowed: +%d MiB); live heap %d KiB before, %d KiB after",
+			rssBefore>>20, rssAfter>>20, slack>>20, heapBefore>>10, heapAfter>>10)
 	}
 }
 
@@ -326,3 +331,10 @@ func loadPercentile(sorted []time.Duration, p int) time.Duration {
 }
 
 func loadMS(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// heapInUse is the live heap's spans, after settle.
+func heapInUse() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}

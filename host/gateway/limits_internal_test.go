@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,4 +32,22 @@ func TestCallQueuesAreBounded(t *testing.T) {
 	if len(c.logs) != maxQueuedLogs || c.droppedLogs != sent-maxQueuedLogs || c.logs[0].Data != sent-maxQueuedLogs {
 		t.Errorf("logs: %d queued, %d dropped, oldest %v", len(c.logs), c.droppedLogs, c.logs[0].Data)
 	}
+}
+
+// TestEndedSessionIdleTimerStaysStopped: a request that was open when
+// its session ended (the DELETE that ended it) must not re-arm the idle
+// timer, whose callback would keep the ended session reachable for the
+// whole timeout.
+func TestEndedSessionIdleTimerStaysStopped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fired := false
+		timer := newIdleTimer(time.Minute, func() { fired = true })
+		timer.begin() // the DELETE
+		timer.stop()  // the session ends while it is open
+		timer.end()   // the DELETE's answer is written
+		time.Sleep(2 * time.Minute)
+		if fired {
+			t.Error("the idle timer of an ended session fired: it was re-armed, holding the session")
+		}
+	})
 }

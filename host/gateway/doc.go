@@ -42,11 +42,18 @@
 //     again / Cancel; the form's decline action rejects. A client without
 //     elicitation support is not asked: the call is denied with a text
 //     that says so and how to configure a hook or the Guardian.
-//   - HTTP listener safety ([NewEndpoint], [Gateway.Handler]): loopback by
-//     default; a loopback listener answers only requests whose Host (and
-//     Origin, if any) is local, which defeats DNS rebinding; a
-//     non-loopback listener needs a bearer token (serve { token_env_var }),
-//     checked on every request in constant time.
+//   - HTTP listener safety ([NewEndpoint], [Listen], [Gateway.Handler]):
+//     loopback by default; a loopback listener answers only requests whose
+//     Host (and Origin, if any) is local, which defeats DNS rebinding; a
+//     bearer token (serve { token_env_var }), when configured, is checked
+//     on every request in constant time, and is required beyond loopback.
+//     Loopback is reachable by every local user; unix:/path listens on a
+//     socket created with mode 0600 instead (not on Windows).
+//   - Resource bounds (limits.go): only an initialize request opens a
+//     session; serve { max_sessions } caps open sessions (HTTP 503
+//     beyond); a client message is at most [MaxMessageBytes] (HTTP 413);
+//     each call queues at most 256 progress and 256 log notifications for
+//     its client, dropping the oldest and logging the count.
 //
 // What it must not do: decide approval (package approval does, through
 // the host), talk to downstream servers (the manager does), or shape

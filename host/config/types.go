@@ -152,7 +152,7 @@ type Model struct {
 // Serve is the gateway listener block.
 type Serve struct {
 	Listen      string // default 127.0.0.1:8931
-	TokenEnvVar string // env var holding the bearer token for non-loopback binds
+	TokenEnvVar string // env var holding the bearer token; required on every request when set (loopback too), and to bind beyond loopback
 	// MaxResultBytes bounds the JSON of one tool result the gateway
 	// passes upstream; a larger one is answered with a tool error.
 	// Default DefaultMaxResultBytes.

@@ -47,9 +47,10 @@ type Endpoint struct {
 }
 
 // NewEndpoint checks where the gateway may listen. addr overrides
-// serve.listen when not empty. A token is read from the variable
-// serve.token_env_var names; when one is configured, every request must
-// carry it (Authorization: Bearer). A non-loopback address without a
+// serve.listen when not empty; "unix:/path" is a unix socket (see
+// Listen). A token is read from the variable serve.token_env_var names;
+// when one is configured, every request must carry it (Authorization:
+// Bearer), on loopback and sockets too. A non-loopback address without a
 // token is refused.
 func NewEndpoint(serve config.Serve, addr string, lookupEnv func(string) (string, bool)) (*Endpoint, error) {
 	if addr == "" {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"runtime/debug"
 
 	"github.com/hashicorp/go-hclog"
@@ -55,8 +54,11 @@ how to configure a permission hook or the Guardian instead.
 --stdio (the default) speaks MCP on stdin/stdout, for clients that start
 toolgate themselves; diagnostics go to stderr. --http ADDR serves Streamable
 HTTP at http://ADDR/mcp (--http config uses the serve { listen } address).
-The listener answers only this machine unless serve { token_env_var } names a
-variable holding a bearer token, which is then required on every request.
+A loopback listener answers this machine only, but every local user can
+reach it; serve { token_env_var } names a variable holding a bearer token,
+which is then required on every request (and is required to listen beyond
+loopback). --http unix:/path serves on a unix socket created with mode 0600,
+reachable by your own processes only (not on Windows).
 
 SIGHUP (and, with --watch, any change of the configuration file) reloads the
 configuration: servers whose connection settings did not change keep running,
@@ -65,7 +67,8 @@ configuration is refused with its diagnostics and the running one stays.
 
 Ctrl-C stops toolgate and every server it started.`,
 		Example: `  toolgate serve --config toolgate.hcl
-  toolgate serve --http 127.0.0.1:8931 --config config.hcl.example`,
+  toolgate serve --http 127.0.0.1:8931 --config config.hcl.example
+  toolgate serve --http unix:$XDG_RUNTIME_DIR/toolgate.sock --config toolgate.hcl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if stdio && httpAddr != "" {
@@ -75,7 +78,7 @@ Ctrl-C stops toolgate and every server it started.`,
 		},
 	}
 	cmd.Flags().BoolVar(&stdio, "stdio", false, "serve MCP on stdin/stdout (the default)")
-	cmd.Flags().StringVar(&httpAddr, "http", "", "serve Streamable HTTP at http://ADDR/mcp; \"config\" means serve { listen }")
+	cmd.Flags().StringVar(&httpAddr, "http", "", "serve Streamable HTTP at http://ADDR/mcp; \"config\" means serve { listen }; unix:/path serves on a private unix socket")
 	cmd.Flags().BoolVar(&watch, "watch", false, "reload the configuration when its file changes (SIGHUP always reloads)")
 	return cmd
 }
@@ -159,12 +162,16 @@ func (g *globals) runReloads(ctx context.Context, h *host.Host, watch bool, log 
 // serveHTTP listens at endpoint, tells the user where to connect, and
 // serves Streamable HTTP until ctx ends.
 func (g *globals) serveHTTP(ctx context.Context, gw *gateway.Gateway, endpoint *gateway.Endpoint, summary string) error {
-	ln, err := net.Listen("tcp", endpoint.Addr)
+	ln, err := gateway.Listen(endpoint)
 	if err != nil {
 		return exit(ExitFailure, fmt.Errorf("listen on %s: %w (is another toolgate serve running? pick another port with --http)", endpoint.Addr, err))
 	}
 	url := gateway.URL(endpoint, ln.Addr())
-	fmt.Fprintf(g.io.Err, "%s at %s (Streamable HTTP)\n", summary, url)
+	if endpoint.Network == "unix" {
+		fmt.Fprintf(g.io.Err, "%s at %s on the unix socket %s (Streamable HTTP; mode 0600: only you can connect)\n", summary, url, endpoint.Addr)
+	} else {
+		fmt.Fprintf(g.io.Err, "%s at %s (Streamable HTTP)\n", summary, url)
+	}
 	g.printTryIt(endpoint, url)
 	fmt.Fprintln(g.io.Err, "  stop with Ctrl-C")
 	if err := gw.ServeHTTP(ctx, ln, endpoint); err != nil {
@@ -177,6 +184,16 @@ func (g *globals) serveHTTP(ctx context.Context, gw *gateway.Gateway, endpoint *
 // printTryIt prints a one-liner that lists the tools at url: curl with
 // the bearer token when one is required, the MCP Inspector otherwise.
 func (g *globals) printTryIt(endpoint *gateway.Endpoint, url string) {
+	if endpoint.Network == "unix" {
+		auth := ""
+		if endpoint.RequiresToken() {
+			auth = fmt.Sprintf(" -H \"Authorization: Bearer $%s\"", endpoint.TokenEnvVar)
+		}
+		fmt.Fprintf(g.io.Err, "  try it: curl -s --unix-socket %s %s%s -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' "+
+			"-d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"curl\",\"version\":\"1\"}}}'\n",
+			endpoint.Addr, url, auth)
+		return
+	}
 	if !endpoint.RequiresToken() {
 		fmt.Fprintf(g.io.Err, "  try it: npx -y @modelcontextprotocol/inspector --cli %s --method tools/list\n", url)
 		return
@@ -202,7 +219,7 @@ func (g *globals) serveStdio(cmd *cobra.Command, gw *gateway.Gateway) error {
 	if !ok {
 		out = nopWriteCloser{g.io.Out}
 	}
-	if err := gw.ServeStdio(cmd.Context(), &mcp.IOTransport{Reader: in, Writer: out}); err != nil {
+	if err := gw.ServeStdio(cmd.Context(), &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: gateway.MaxMessageBytes}); err != nil {
 		return exit(ExitFailure, err)
 	}
 	return nil

@@ -175,6 +175,9 @@ func (l *loader) serve(d *decoder, r *rawServe) {
 	if v, ok := d.int(r.MaxResultBytes, 1024, math.MaxInt32); ok {
 		s.MaxResultBytes = v
 	}
+	if v, ok := d.int(r.MaxSessions, 1, math.MaxInt32); ok {
+		s.MaxSessions = v
+	}
 	s.AllowPersistentApproval = d.bool(r.AllowPersistentApproval, false)
 	l.serveAuth(d, r)
 	l.serveLimits(d, r.Limits)

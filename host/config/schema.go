@@ -62,6 +62,7 @@ type rawServe struct {
 	Listen         *hcl.Attribute `hcl:"listen,optional"`
 	TokenEnvVar    *hcl.Attribute `hcl:"token_env_var,optional"`
 	MaxResultBytes *hcl.Attribute `hcl:"max_result_bytes,optional"`
+	MaxSessions    *hcl.Attribute `hcl:"max_sessions,optional"`
 	// AllowPersistentApproval lets an upstream client's answer write
 	// approval_mode = "remembered" into the config.
 	AllowPersistentApproval *hcl.Attribute `hcl:"allow_persistent_approval,optional"`

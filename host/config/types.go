@@ -162,11 +162,14 @@ type Model struct {
 // Serve is the gateway listener block.
 type Serve struct {
 	Listen      string // default 127.0.0.1:8931
-	TokenEnvVar string // env var holding the bearer token for non-loopback binds
+	TokenEnvVar string // env var holding the bearer token; required on every request when set (loopback too), and to bind beyond loopback
 	// MaxResultBytes bounds the JSON of one tool result the gateway
 	// passes upstream; a larger one is answered with a tool error.
 	// Default DefaultMaxResultBytes.
 	MaxResultBytes int
+	// MaxSessions bounds the upstream HTTP sessions open at once; the
+	// excess initialize is answered HTTP 503. Default DefaultMaxSessions.
+	MaxSessions int
 	// AllowPersistentApproval offers "Allow and don't ask me again" to
 	// upstream clients of toolgate serve; default false, because that
 	// answer rewrites the operator's config for every session.
@@ -292,6 +295,11 @@ const (
 	// cannot make the gateway hold more than a few times 16 MiB. No
 	// model's context holds that much text anyway.
 	DefaultMaxResultBytes = 16 << 20
+	// DefaultMaxSessions is serve's max_sessions: far more than the
+	// clients one person runs, few enough that sessions abandoned
+	// without DELETE cannot exhaust the gateway before the idle timeout
+	// ends them.
+	DefaultMaxSessions = 1000
 	// ProtocolAuto is the default protocol_version: see mcpclient.
 	ProtocolAuto = "auto"
 )

@@ -59,16 +59,20 @@ type call struct {
 	// token is the progress token of the request serving the call now;
 	// nil = no progress wanted. Each round of a 2026-07-28 client is a
 	// request of its own, with its own token.
-	token     any
-	finished  bool
-	result    *mcp.CallToolResult
-	err       error
-	progress  []*mcp.ProgressNotificationParams
-	logs      []*mcp.LoggingMessageParams
-	inputs    []*input          // queued, not yet put to the client
-	asked     map[string]*input // put to a 2026-07-28 client, by key
-	nextInput int
-	abandon   *time.Timer
+	token    any
+	finished bool
+	result   *mcp.CallToolResult
+	err      error
+	progress []*mcp.ProgressNotificationParams
+	logs     []*mcp.LoggingMessageParams
+	// droppedProgress and droppedLogs count what the bounds dropped
+	// since the last flush, which logs them.
+	droppedProgress int
+	droppedLogs     int
+	inputs          []*input          // queued, not yet put to the client
+	asked           map[string]*input // put to a 2026-07-28 client, by key
+	nextInput       int
+	abandon         *time.Timer
 }
 
 // input is one question for the upstream client.
@@ -225,16 +229,29 @@ func (c *call) poke() {
 func (c *call) queueProgress(p *mcp.ProgressNotificationParams) {
 	fwd := *p
 	c.mu.Lock()
-	c.progress = append(c.progress, &fwd)
+	c.progress = appendBounded(c.progress, &fwd, maxQueuedProgress, &c.droppedProgress)
 	c.mu.Unlock()
 	c.poke()
 }
 
 func (c *call) queueLog(p *mcp.LoggingMessageParams) {
 	c.mu.Lock()
-	c.logs = append(c.logs, p)
+	c.logs = appendBounded(c.logs, p, maxQueuedLogs, &c.droppedLogs)
 	c.mu.Unlock()
 	c.poke()
+}
+
+// appendBounded appends v to q, dropping (and counting) the oldest entry
+// when q holds limit already: a server that reports faster than the
+// client reads costs a bounded queue, and the newest progress is the one
+// worth keeping.
+func appendBounded[T any](q []T, v T, limit int, dropped *int) []T {
+	if len(q) >= limit {
+		n := len(q) - limit + 1
+		*dropped += n
+		q = append(q[:0], q[n:]...)
+	}
+	return append(q, v)
 }
 
 // ask puts one question to the upstream client and waits for the answer,
@@ -336,7 +353,14 @@ func (c *call) flush(ctx context.Context, asking *sync.WaitGroup) *mcp.CallToolR
 	progress, logs, inputs := c.progress, c.logs, c.inputs
 	c.progress, c.logs, c.inputs = nil, nil, nil
 	finished, token := c.finished, c.token
+	droppedProgress, droppedLogs := c.droppedProgress, c.droppedLogs
+	c.droppedProgress, c.droppedLogs = 0, 0
 	c.mu.Unlock()
+
+	if droppedProgress+droppedLogs > 0 {
+		c.s.log.Warn("dropped the oldest queued notifications of a call: the upstream client is not reading fast enough",
+			"tool", c.tool.name, "progress_dropped", droppedProgress, "log_messages_dropped", droppedLogs)
+	}
 
 	for _, p := range progress {
 		if token == nil {

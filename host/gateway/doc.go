@@ -42,17 +42,25 @@
 //     again / Cancel; the form's decline action rejects. A client without
 //     elicitation support is not asked: the call is denied with a text
 //     that says so and how to configure a hook or the Guardian.
-//   - HTTP listener safety ([NewEndpoint], [Gateway.Handler]): loopback by
-//     default; a loopback listener answers only requests whose Host (and
-//     Origin, if any) is local, which defeats DNS rebinding; a
-//     non-loopback listener needs a bearer token (serve { token_env_var }),
-//     checked on every request in constant time, or OAuth access tokens
-//     (serve { auth }, auth.go): package tokenauth validates them, the
-//     caller they name rides the request's context into the session and
-//     every call (host/identity), the protected-resource metadata
-//     (RFC 9728) is served without a token, and a session answers only
-//     the caller who opened it (403 otherwise), so what it remembers "for
-//     this session" never serves another caller.
+//   - HTTP listener safety ([NewEndpoint], [Listen], [Gateway.Handler]):
+//     loopback by default; a loopback listener answers only requests whose
+//     Host (and Origin, if any) is local, which defeats DNS rebinding; a
+//     bearer token (serve { token_env_var }), when configured, is checked
+//     on every request in constant time, and beyond loopback a token or
+//     OAuth access tokens are required. Loopback is reachable by every
+//     local user; unix:/path listens on a socket created with mode 0600
+//     instead (not on Windows).
+//   - Callers (serve { auth }, auth.go): package tokenauth validates OAuth
+//     access tokens, the caller they name rides the request's context into
+//     the session and every call (host/identity), the protected-resource
+//     metadata (RFC 9728) is served without a token, and a session answers
+//     only the caller who opened it (403 otherwise), so what it remembers
+//     "for this session" never serves another caller.
+//   - Resource bounds (limits.go): only an initialize request opens a
+//     session; serve { max_sessions } caps open sessions (HTTP 503
+//     beyond); a client message is at most [MaxMessageBytes] (HTTP 413);
+//     each call queues at most 256 progress and 256 log notifications for
+//     its client, dropping the oldest and logging the count.
 //
 // What it must not do: decide approval (package approval does, through
 // the host), talk to downstream servers (the manager does), or shape

@@ -90,7 +90,13 @@ type Gateway struct {
 	// handshaking are HTTP sessions whose initialize is being answered:
 	// the client may already send requests with their id.
 	handshaking map[string]*session
-	plan        *catalogPlan // the last plan built; reused while its key holds
+	// reserved counts sessions admitted within max_sessions that are
+	// being built, not yet handshaking.
+	reserved int
+	// built counts the sessions ever built: each costs a go-sdk server
+	// and a step, so only an initialize may build one.
+	built atomic.Uint64
+	plan  *catalogPlan // the last plan built; reused while its key holds
 	// holders are the tools that hold each upstream name served so far;
 	// see nameTools.
 	holders map[string]Owner
@@ -266,6 +272,7 @@ func (g *Gateway) newSession() (*session, error) {
 	case h == nil:
 		return nil, ErrNotAttached
 	}
+	g.built.Add(1)
 	s := newSession(g, h)
 	s.refresh()
 	return s, nil
@@ -437,14 +444,19 @@ func (g *Gateway) newServer(id string, step *exposure.Step) *mcp.Server {
 	s := mcp.NewServer(g.impl, &mcp.ServerOptions{
 		Instructions: instructions(step),
 		Logger:       slogbridge.New(g.log.Named("sdk")),
-		Capabilities: &mcp.ServerCapabilities{
-			Logging: &mcp.LoggingCapabilities{},
-			Tools:   &mcp.ToolCapabilities{ListChanged: true},
-		},
+		Capabilities: sessionCapabilities(),
 		GetSessionID: func() string { return id },
 	})
 	s.AddReceivingMiddleware(recordNegotiatedVersion)
 	return s
+}
+
+// sessionCapabilities are what every upstream session offers.
+func sessionCapabilities() *mcp.ServerCapabilities {
+	return &mcp.ServerCapabilities{
+		Logging: &mcp.LoggingCapabilities{},
+		Tools:   &mcp.ToolCapabilities{ListChanged: true},
+	}
 }
 
 // handshakeVersion is the newest version the initialize handshake can

@@ -31,7 +31,9 @@ var ErrUnsafeListen = errors.New("unsafe gateway listener")
 
 // Endpoint is a checked HTTP listen address with its access rules.
 type Endpoint struct {
-	// Addr is the host:port to bind.
+	// Network is "tcp", or "unix" for a socket path (see Listen).
+	Network string
+	// Addr is the host:port to bind, or the socket's absolute path.
 	Addr string
 	// Loopback is true when Addr is reachable from this machine only.
 	// Then requests must name a local Host (and Origin, if any): that is
@@ -49,9 +51,10 @@ type Endpoint struct {
 }
 
 // NewEndpoint checks where the gateway may listen. addr overrides
-// serve.listen when not empty. A token is read from the variable
-// serve.token_env_var names; when one is configured, every request must
-// carry it (Authorization: Bearer). A non-loopback address without a
+// serve.listen when not empty; "unix:/path" is a unix socket (see
+// Listen). A token is read from the variable serve.token_env_var names;
+// when one is configured, every request must carry it (Authorization:
+// Bearer), on loopback and sockets too. A non-loopback address without a
 // token is refused.
 func NewEndpoint(serve config.Serve, addr string, lookupEnv func(string) (string, bool)) (*Endpoint, error) {
 	if addr == "" {
@@ -60,11 +63,21 @@ func NewEndpoint(serve config.Serve, addr string, lookupEnv func(string) (string
 	if addr == "" {
 		addr = config.DefaultListen
 	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("%w: listen address %q must be host:port, such as %q", ErrUnsafeListen, addr, config.DefaultListen)
+	var e *Endpoint
+	if strings.HasPrefix(addr, UnixPrefix) {
+		var err error
+		if e, err = unixEndpoint(addr); err != nil {
+			return nil, err
+		}
+	} else {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, fmt.Errorf("%w: listen address %q must be host:port, such as %q, or unix:/path/to/socket", ErrUnsafeListen, addr, config.DefaultListen)
+		}
+		e = &Endpoint{Network: "tcp", Addr: addr, Loopback: isLoopbackHost(host)}
 	}
-	e := &Endpoint{Addr: addr, Loopback: isLoopbackHost(host), TokenEnvVar: serve.TokenEnvVar, Auth: serve.Auth}
+	e.TokenEnvVar = serve.TokenEnvVar
+	e.Auth = serve.Auth
 	if serve.TokenEnvVar != "" {
 		token, _ := lookupEnv(serve.TokenEnvVar)
 		// Blanks around a header value never reach us (HTTP strips
@@ -92,6 +105,10 @@ func NewEndpoint(serve config.Serve, addr string, lookupEnv func(string) (string
 // URL is where clients reach the endpoint once bound to addr (which
 // carries the real port when the configured one was 0).
 func URL(e *Endpoint, addr net.Addr) string {
+	if e.Network == "unix" {
+		// Any Host will do over the socket; clients need one in the URL.
+		return "http://localhost" + Path
+	}
 	host, _, _ := net.SplitHostPort(e.Addr)
 	_, port, err := net.SplitHostPort(addr.String())
 	if err != nil {
@@ -126,7 +143,9 @@ type guard struct {
 }
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if g.e.Loopback && !isLoopbackHost(hostOnly(r.Host)) {
+	// A unix socket is out of a browser's reach: no DNS rebinding, so
+	// any Host will do (clients make one up).
+	if g.e.Loopback && g.e.Network != "unix" && !isLoopbackHost(hostOnly(r.Host)) {
 		http.Error(w, fmt.Sprintf("Forbidden: Host %q is not this machine; toolgate serve only answers requests addressed to localhost", r.Host), http.StatusForbidden)
 		return
 	}
@@ -187,6 +206,7 @@ func (g *Gateway) Handler(e *Endpoint) http.Handler {
 		DisableLocalhostProtection: !e.Loopback,
 		// No SessionTimeout: go-sdk's counts POSTs only, and would close
 		// a client listening on its GET stream; see idleTimer.
+		MaxRequestBodyBytes: MaxMessageBytes,
 	})
 	mux := http.NewServeMux()
 	mux.Handle(Path, g.opening(sdk))
@@ -217,8 +237,23 @@ func (g *Gateway) opening(sdk http.Handler) http.Handler {
 			sdk.ServeHTTP(w, r)
 			return
 		}
+		// Only an initialize opens a session (see limits.go): anything
+		// else goes to go-sdk with the placeholder, which answers it
+		// without building a session's server and step.
+		body, ok := readOpening(w, r)
+		if !ok {
+			return
+		}
+		if !isInitialize(body) {
+			sdk.ServeHTTP(w, r)
+			return
+		}
+		if !g.admit(w) {
+			return
+		}
 		s, err := g.newSession()
 		if err != nil {
+			g.release()
 			http.Error(w, "toolgate is shutting down", http.StatusServiceUnavailable)
 			return
 		}
@@ -229,6 +264,7 @@ func (g *Gateway) opening(sdk http.Handler) http.Handler {
 		s.caller = identity.From(r.Context())
 		g.mu.Lock()
 		g.handshaking[s.id] = s
+		g.reserved--
 		g.mu.Unlock()
 		sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)))
 		bound := false
@@ -257,6 +293,10 @@ type idleTimer struct {
 
 	mu   sync.Mutex
 	open int
+	// stopped: the session ended. A request still open then (the
+	// DELETE that ended it, a GET stream) must not re-arm the timer,
+	// which would hold the ended session for the whole timeout.
+	stopped bool
 }
 
 func newIdleTimer(after time.Duration, expire func()) *idleTimer {
@@ -273,12 +313,17 @@ func (t *idleTimer) begin() {
 func (t *idleTimer) end() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.open--; t.open == 0 {
+	if t.open--; t.open == 0 && !t.stopped {
 		t.timer.Reset(t.after)
 	}
 }
 
-func (t *idleTimer) stop() { t.timer.Stop() }
+func (t *idleTimer) stop() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stopped = true
+	t.timer.Stop()
+}
 
 // serverFor is go-sdk's getServer: the server of the session a request
 // opens or addresses. An unknown session gets a server with no tools;
@@ -294,7 +339,13 @@ func (g *Gateway) serverFor(r *http.Request) *mcp.Server {
 // live session.
 func (g *Gateway) placeholder() *mcp.Server {
 	g.phOnce.Do(func() {
-		g.ph = mcp.NewServer(g.impl, &mcp.ServerOptions{Logger: slogbridge.New(g.log.Named("sdk"))})
+		// The sessions' capabilities, so that a server/discover, which
+		// opens no session, describes the gateway as initialize will.
+		g.ph = mcp.NewServer(g.impl, &mcp.ServerOptions{
+			Logger:       slogbridge.New(g.log.Named("sdk")),
+			Capabilities: sessionCapabilities(),
+		})
+		g.ph.AddReceivingMiddleware(refuseInitialize)
 	})
 	return g.ph
 }

@@ -59,6 +59,8 @@ type fixtureOptions struct {
 	// noAuditLog leaves audit_log out of the config, so results are
 	// not serialized for events.
 	noAuditLog bool
+	// hostLogger replaces the host's test log (nil keeps it).
+	hostLogger hclog.Logger
 }
 
 // newFixtureWith is newFixture with options.
@@ -81,6 +83,9 @@ func startFixture(t testing.TB, opts fixtureOptions, top string, servers ...stri
 	}
 	cfg := f.configure(t, top, servers...)
 	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}})
+	if opts.hostLogger != nil {
+		log = opts.hostLogger
+	}
 	if opts.gateway.Logger == nil {
 		opts.gateway.Logger = log
 	}

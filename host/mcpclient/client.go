@@ -56,7 +56,10 @@ type HTTP struct {
 	// never logged or quoted in errors.
 	Header http.Header
 	// Client carries requests; nil means a client with no overall timeout
-	// (an http.Client.Timeout would kill the long-lived SSE stream).
+	// (an http.Client.Timeout would kill the long-lived SSE stream). Its
+	// CheckRedirect is consulted only for redirects the host follows
+	// anyway: same origin, same method, at most MaxRedirects (see
+	// RedirectError).
 	Client *http.Client
 	// OAuth, when set, authorizes requests: go-sdk adds its token to
 	// every request and calls Authorize on 401 and 403 (once per

@@ -98,6 +98,7 @@ func (c *Client) httpTransport() (mcp.Transport, *headerTransport) {
 		base = h.Client.Transport
 	}
 	t := &headerTransport{
+		origin:  endpointOrigin(h.URL),
 		base:    base,
 		header:  h.Header,
 		router:  &c.router,
@@ -110,11 +111,11 @@ func (c *Client) httpTransport() (mcp.Transport, *headerTransport) {
 		t.oauth = true
 		handler = &oauthAdapter{inner: h.OAuth, transport: t}
 	}
-	hc := &http.Client{Transport: t}
+	hc := &http.Client{Transport: t, CheckRedirect: redirectPolicy(nil)}
 	if h.Client != nil {
-		// Keep the caller's redirect policy and jar; never a Timeout,
-		// which would cut the long-lived SSE stream.
-		hc.CheckRedirect, hc.Jar = h.Client.CheckRedirect, h.Client.Jar
+		// Keep the caller's redirect policy (behind ours) and jar; never
+		// a Timeout, which would cut the long-lived SSE stream.
+		hc.CheckRedirect, hc.Jar = redirectPolicy(h.Client.CheckRedirect), h.Client.Jar
 	}
 	return &mcp.StreamableClientTransport{
 		Endpoint:     h.URL,
@@ -138,6 +139,9 @@ func (c *Client) httpTransport() (mcp.Transport, *headerTransport) {
 // GET (the server's event stream) and DELETE pass through unchanged:
 // go-sdk already handles every answer to those.
 type headerTransport struct {
+	// origin is the endpoint's (see origin): the static headers go to
+	// it only, whatever redirect or caller policy lets a request through.
+	origin string
 	base   http.RoundTripper
 	header http.Header
 	router *readRouter
@@ -156,8 +160,17 @@ type headerTransport struct {
 
 func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	for k, vs := range t.header {
-		r.Header[k] = append([]string(nil), vs...)
+	if origin(r.URL) == t.origin {
+		for k, vs := range t.header {
+			r.Header[k] = append([]string(nil), vs...)
+		}
+	} else {
+		// redirectPolicy stops such requests first; this keeps the
+		// credentials home should a caller's transport send one anyway.
+		r.Header.Del("Authorization")
+		for k := range t.header {
+			r.Header.Del(k)
+		}
 	}
 	if r.Header.Get("User-Agent") == "" {
 		r.Header.Set("User-Agent", "toolgate/"+Version)
@@ -245,6 +258,9 @@ func (t *headerTransport) classify(r *http.Request, body []byte, msg message, re
 	case code == http.StatusNotFound && r.Header.Get(sessionIDHeader) != "":
 		discard(resp)
 		return nil, ErrSessionExpired
+	case isRedirect(code) && resp.Header.Get("Location") != "":
+		// http.Client follows it, or not, by redirectPolicy.
+		return resp, nil
 	case code < 200 || code >= 300:
 		// A JSON-RPC error body is the server's own answer: go-sdk
 		// surfaces it as the request's error.
@@ -538,6 +554,10 @@ func specificError(err error) error {
 	var he *HTTPError
 	if errors.As(err, &he) {
 		return he
+	}
+	var re *RedirectError
+	if errors.As(err, &re) {
+		return re
 	}
 	if errors.Is(err, ErrSessionExpired) {
 		return ErrSessionExpired

@@ -145,6 +145,7 @@ func (l *loader) serve(d *decoder, r *rawServe) {
 		s.MaxResultBytes = v
 	}
 	s.AllowPersistentApproval = d.bool(r.AllowPersistentApproval, false)
+	d.serveOps(&s.Ops, r)
 	if s.TokenEnvVar == "" && !isLoopbackListen(s.Listen) {
 		rng := r.DeclRange
 		if r.Listen != nil {

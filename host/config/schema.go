@@ -57,7 +57,20 @@ type rawServe struct {
 	// AllowPersistentApproval lets an upstream client's answer write
 	// approval_mode = "remembered" into the config.
 	AllowPersistentApproval *hcl.Attribute `hcl:"allow_persistent_approval,optional"`
+	DrainGrace              *hcl.Attribute `hcl:"drain_grace,optional"`
+	Metrics                 *rawMetrics    `hcl:"metrics,block"`
+	Tracing                 *rawTracing    `hcl:"tracing,block"`
 	DeclRange               hcl.Range      // set by the loader
+}
+
+type rawMetrics struct {
+	Listen    *hcl.Attribute `hcl:"listen,optional"`
+	DeclRange hcl.Range      `hcl:",def_range"`
+}
+
+type rawTracing struct {
+	OTLPEndpoint *hcl.Attribute `hcl:"otlp_endpoint,optional"`
+	DeclRange    hcl.Range      `hcl:",def_range"`
 }
 
 // rawOpaque captures a plugin-owned config {} body undecoded; the plugin

@@ -161,6 +161,22 @@ type Serve struct {
 	// upstream clients of toolgate serve; default false, because that
 	// answer rewrites the operator's config for every session.
 	AllowPersistentApproval bool
+	// Ops is the operations listener and telemetry (serve { metrics },
+	// serve { tracing }, drain_grace); see ServeOps.
+	Ops ServeOps
+}
+
+// ServeOps configures what operators, not MCP clients, talk to.
+type ServeOps struct {
+	// MetricsListen is where /metrics, /healthz and /readyz are served;
+	// "" serves none of them.
+	MetricsListen string
+	// OTLPEndpoint is the OTLP/HTTP collector URL traces are exported
+	// to (such as "http://otel-collector:4318"); "" exports no traces.
+	OTLPEndpoint string
+	// DrainGrace is how long SIGTERM lets calls in flight finish before
+	// they are cancelled; default DefaultDrainGrace.
+	DrainGrace time.Duration
 }
 
 // PluginKind is the kind of an out-of-process plugin.

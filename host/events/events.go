@@ -89,6 +89,10 @@ type ToolCallBegin struct {
 	At time.Time `json:"at"`
 	Call
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// TraceParent is the W3C traceparent the client sent with the call
+	// (in _meta or as an HTTP header), so a tracer can join its trace;
+	// "" when none. See WithTraceParent.
+	TraceParent string `json:"traceparent,omitempty"`
 }
 
 func (ToolCallBegin) Kind() string { return "tool_call_begin" }

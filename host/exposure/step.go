@@ -306,7 +306,7 @@ func (s *Step) Call(ctx context.Context, req CallRequest) CallResult {
 	if rawArgs == nil {
 		rawArgs = json.RawMessage(`{}`)
 	}
-	s.opts.Events.Emit(events.ToolCallBegin{At: started, Call: call, Arguments: rawArgs})
+	s.opts.Events.Emit(events.ToolCallBegin{At: started, Call: call, Arguments: rawArgs, TraceParent: events.TraceParent(ctx)})
 
 	areq, args, dec, refused := s.approve(ctx, call, t, started, args, rawArgs)
 	if refused != nil {

@@ -193,6 +193,10 @@ func (g *Gateway) Handler(e *Endpoint) http.Handler {
 // produced, or drops it when the handshake failed.
 func (g *Gateway) opening(sdk http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			// Drain waits until the answer is written.
+			defer g.ops.track()()
+		}
 		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 			if s := g.session(id); s != nil {
 				if s.idle != nil {
@@ -210,7 +214,10 @@ func (g *Gateway) opening(sdk http.Handler) http.Handler {
 		}
 		s, err := g.newSession()
 		if err != nil {
-			http.Error(w, "toolgate is shutting down", http.StatusServiceUnavailable)
+			// Retry-After lets a client behind a load balancer come back
+			// to another replica.
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "toolgate is shutting down: connect again to reach another replica", http.StatusServiceUnavailable)
 			return
 		}
 		// The client may send requests (its GET stream) with the new
@@ -310,6 +317,10 @@ func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener, e *Endpoint) e
 	case err := <-errc:
 		return fmt.Errorf("serve MCP over HTTP: %w", err)
 	case <-ctx.Done():
+		// SIGTERM: no new sessions, let calls in flight finish.
+		dctx, cancel := context.WithTimeout(g.ctx, g.opts.DrainGrace)
+		_ = g.Drain(dctx) // logged; what still runs is cancelled below
+		cancel()
 	case <-g.ctx.Done():
 	}
 	// End sessions first: their open event streams would hold Shutdown.

@@ -179,3 +179,14 @@ type ConfigApplied struct {
 }
 
 func (ConfigApplied) Kind() string { return "config_applied" }
+
+// Draining is emitted once when a front end (toolgate serve) begins to
+// drain for shutdown: it refuses new sessions and gives the calls in
+// flight Grace to finish.
+type Draining struct {
+	At       time.Time     `json:"at"`
+	InFlight int           `json:"in_flight"`
+	Grace    time.Duration `json:"grace_ns,omitempty"`
+}
+
+func (Draining) Kind() string { return "draining" }

@@ -252,6 +252,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, t mcp.Transport) error {
 	select {
 	case <-s.ended:
 	case <-ctx.Done():
+		g.drainFor()
 		s.end()
 	case <-g.ctx.Done():
 		s.end()

@@ -318,9 +318,7 @@ func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener, e *Endpoint) e
 		return fmt.Errorf("serve MCP over HTTP: %w", err)
 	case <-ctx.Done():
 		// SIGTERM: no new sessions, let calls in flight finish.
-		dctx, cancel := context.WithTimeout(g.ctx, g.opts.DrainGrace)
-		_ = g.Drain(dctx) // logged; what still runs is cancelled below
-		cancel()
+		g.drainFor()
 	case <-g.ctx.Done():
 	}
 	// End sessions first: their open event streams would hold Shutdown.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolgate/toolgate/host"
 	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/gateway"
 	"github.com/toolgate/toolgate/host/manager"
 	"github.com/toolgate/toolgate/internal/testbin"
@@ -59,6 +60,8 @@ type fixtureOptions struct {
 	// noAuditLog leaves audit_log out of the config, so results are
 	// not serialized for events.
 	noAuditLog bool
+	// sinks receive the host's events from before its servers start.
+	sinks []events.Sink
 }
 
 // newFixtureWith is newFixture with options.
@@ -89,6 +92,7 @@ func startFixture(t testing.TB, opts fixtureOptions, top string, servers ...stri
 		Logger:  log,
 		Asker:   f.gw,
 		Manager: manager.Options{ServerLog: f.gw.ForwardLog, RelistDelay: 10 * time.Millisecond, Restart: opts.restart},
+		Sinks:   opts.sinks,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -69,7 +70,20 @@ func (g *Gateway) Drain(ctx context.Context) error {
 	o.mu.Lock()
 	if !o.draining {
 		o.draining = true
-		g.log.Info("draining: refusing new sessions and waiting for calls in flight")
+		n := o.active
+		o.mu.Unlock()
+		var grace time.Duration
+		if dl, ok := ctx.Deadline(); ok {
+			grace = time.Until(dl)
+		}
+		g.log.Info("draining: refusing new sessions and waiting for calls in flight", "in_flight", n, "grace", grace)
+		g.mu.Lock()
+		h := g.host
+		g.mu.Unlock()
+		if h != nil {
+			h.Bus.Emit(events.Draining{At: time.Now(), InFlight: n, Grace: grace})
+		}
+		o.mu.Lock()
 	}
 	for o.active > 0 {
 		if o.idle == nil {
@@ -158,4 +172,11 @@ func wellFormedTraceParent(tp string) bool {
 		}
 	}
 	return true
+}
+
+// drainFor drains with the configured grace period, bounded by Close.
+func (g *Gateway) drainFor() {
+	ctx, cancel := context.WithTimeout(g.ctx, g.opts.DrainGrace)
+	defer cancel()
+	_ = g.Drain(ctx) // logged; what still runs is cancelled by the caller
 }

@@ -4,15 +4,19 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/events"
@@ -300,4 +304,49 @@ func connectURL(t *testing.T, url string, opts *mcp.ClientOptions) *mcp.ClientSe
 		t.Fatal(err)
 	}
 	return cs
+}
+
+// TestTraceOfACallJoinsTheClientsTrace: a call carrying a W3C
+// traceparent in _meta becomes a span of the client's trace, with its
+// approval step and the downstream call as child spans.
+func TestTraceOfACallJoinsTheClientsTrace(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	f := newFixtureWith(t, fixtureOptions{sinks: []events.Sink{telemetry.NewTracer(tp)}}, "")
+	cs := f.connectHTTP(t, nil)
+
+	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "mcp__demo__echo", Arguments: map[string]any{"text": "hi"},
+		Meta: mcp.Meta{"traceparent": "00-" + traceID + "-" + parentID + "-01"}})
+	if err != nil || res.IsError {
+		t.Fatalf("echo: %v %s", err, text(res))
+	}
+	spans := map[string]sdktrace.ReadOnlySpan{}
+	for _, s := range rec.Ended() {
+		spans[s.Name()] = s
+	}
+	root, ok := spans["tools/call mcp__demo__echo"]
+	if !ok {
+		t.Fatalf("no call span among %v", slices.Collect(maps.Keys(spans)))
+	}
+	if got := root.SpanContext().TraceID().String(); got != traceID {
+		t.Errorf("call span trace = %s, want the client's %s", got, traceID)
+	}
+	if got := root.Parent().SpanID().String(); got != parentID {
+		t.Errorf("call span parent = %s, want the client's span %s", got, parentID)
+	}
+	for _, name := range []string{"approval annotations", "downstream demo/echo"} {
+		s, ok := spans[name]
+		if !ok {
+			t.Errorf("no %q span among %v", name, slices.Collect(maps.Keys(spans)))
+			continue
+		}
+		if s.Parent().SpanID() != root.SpanContext().SpanID() {
+			t.Errorf("%q is not a child of the call span", name)
+		}
+		if s.StartTime().Before(root.StartTime()) || s.EndTime().After(root.EndTime()) {
+			t.Errorf("%q (%v..%v) lies outside the call span (%v..%v)", name, s.StartTime(), s.EndTime(), root.StartTime(), root.EndTime())
+		}
+	}
 }

@@ -62,6 +62,9 @@ type fixtureOptions struct {
 	noAuditLog bool
 	// sinks receive the host's events from before its servers start.
 	sinks []events.Sink
+	// readOnlyConfig makes the config file read-only (mode 0444), as a
+	// ConfigMap mount is.
+	readOnlyConfig bool
 }
 
 // newFixtureWith is newFixture with options.
@@ -83,6 +86,11 @@ func startFixture(t testing.TB, opts fixtureOptions, top string, servers ...stri
 		servers = []string{demoServer(t, "demo", f.calls, "")}
 	}
 	cfg := f.configure(t, top, servers...)
+	if opts.readOnlyConfig {
+		if err := os.Chmod(f.cfgPath, 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
 	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}})
 	if opts.gateway.Logger == nil {
 		opts.gateway.Logger = log

@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -348,5 +350,40 @@ func TestTraceOfACallJoinsTheClientsTrace(t *testing.T) {
 		if s.StartTime().Before(root.StartTime()) || s.EndTime().After(root.EndTime()) {
 			t.Errorf("%q (%v..%v) lies outside the call span (%v..%v)", name, s.StartTime(), s.EndTime(), root.StartTime(), root.EndTime())
 		}
+	}
+}
+
+// TestAReadOnlyConfigIsNeverWritten: with the config read-only (a
+// ConfigMap), the approval form does not offer "don't ask me again" (go-sdk
+// then refuses that answer from the client), and the file is left as it
+// was.
+func TestAReadOnlyConfigIsNeverWritten(t *testing.T) {
+	f := newFixtureWith(t, fixtureOptions{readOnlyConfig: true}, "")
+	before, err := os.ReadFile(f.cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &answerer{answers: []*mcp.ElicitResult{decide("allow")}}
+	cs := f.connectHTTP(t, &mcp.ClientOptions{ElicitationHandler: a.handler})
+	if res := call(t, cs, gated, map[string]any{"ms": 1}); res.IsError {
+		t.Fatalf("call: %s", text(res))
+	}
+	prompts := a.prompts()
+	if len(prompts) != 1 {
+		t.Fatalf("asked %d times, want 1", len(prompts))
+	}
+	schema, _ := prompts[0].RequestedSchema.(map[string]any)
+	props, _ := schema["properties"].(map[string]any)
+	decision, _ := props["decision"].(map[string]any)
+	enum, _ := decision["enum"].([]any)
+	if !slices.Contains(enum, any("allow_session")) || slices.Contains(enum, any("allow_always")) {
+		t.Errorf("choices for a read-only config = %v, want allow_session and no allow_always", enum)
+	}
+	after, err := os.ReadFile(f.cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Errorf("the read-only config was rewritten:\n%s", after)
 	}
 }

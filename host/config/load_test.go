@@ -78,7 +78,7 @@ func TestLoadDefaults(t *testing.T) {
 		},
 		Exposure: Exposure{Mode: ExposureAuto, NameLimit: 64, DeferCount: 50, DeferBytes: 64000},
 		Model:    Model{OutputBudgetBytes: 12000},
-		Serve:    Serve{Listen: "127.0.0.1:8931", MaxResultBytes: DefaultMaxResultBytes},
+		Serve:    Serve{Listen: "127.0.0.1:8931", MaxResultBytes: DefaultMaxResultBytes, Ops: ServeOps{DrainGrace: DefaultDrainGrace}},
 		Servers: []Server{{
 			Name:            "demo",
 			Transport:       TransportStdio,
@@ -132,6 +132,13 @@ serve {
   token_env_var             = "TOOLGATE_TOKEN"
   max_result_bytes          = 1048576
   allow_persistent_approval = true
+  drain_grace               = "45s"
+  metrics {
+    listen = "0.0.0.0:9464"
+  }
+  tracing {
+    otlp_endpoint = "http://collector:4318"
+  }
 }
 
 plugin "policy" {
@@ -223,7 +230,8 @@ server "files" {
 		Approval:     Approval{Policy: PolicyUntrusted, Permissions: PermReadOnly, Reviewer: ReviewerGuardian, Guardian: "judge"},
 		Exposure:     Exposure{Mode: ExposureDeferred, NameLimit: 128, DeferCount: 10, DeferBytes: 64000, NeverDefer: []string{"mcp__files__*"}},
 		Model:        Model{ImageInput: true, AudioInput: true, OutputBudgetBytes: 5000},
-		Serve:        Serve{Listen: "0.0.0.0:9000", TokenEnvVar: "TOOLGATE_TOKEN", MaxResultBytes: 1 << 20, AllowPersistentApproval: true},
+		Serve: Serve{Listen: "0.0.0.0:9000", TokenEnvVar: "TOOLGATE_TOKEN", MaxResultBytes: 1 << 20, AllowPersistentApproval: true,
+			Ops: ServeOps{MetricsListen: "0.0.0.0:9464", OTLPEndpoint: "http://collector:4318", DrainGrace: 45 * time.Second}},
 		Plugins: []Plugin{
 			{
 				Name: "policy", Kind: KindHook, Path: filepath.Join(dir, "bin/plugins/toolgate-hook-policy"),
@@ -306,8 +314,8 @@ server "files" {
 	_, diags = DecodeConfigBody(e.Config, &hcldec.ObjectSpec{
 		"executor": &hcldec.AttrSpec{Name: "executor", Type: cty.String},
 	})
-	if len(diags) != 1 || !strings.Contains(diags[0].Detail, `"host" is not expected here`) || diags[0].Subject.Start.Line != 65 {
-		t.Errorf("decoding with a schema lacking host: want one Unsupported argument at line 65, got %v", diags)
+	if len(diags) != 1 || !strings.Contains(diags[0].Detail, `"host" is not expected here`) || diags[0].Subject.Start.Line != 72 {
+		t.Errorf("decoding with a schema lacking host: want one Unsupported argument at line 72, got %v", diags)
 	}
 }
 

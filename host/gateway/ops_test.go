@@ -211,7 +211,7 @@ func TestDrainLetsACallInFlightFinish(t *testing.T) {
 	if err := f.gw.Ready(); !errors.Is(err, gateway.ErrNotReady) {
 		t.Errorf("Ready while draining = %v, want ErrNotReady", err)
 	}
-	if _, err := connect(t, srvURL, nil); err == nil {
+	if _, err := connect(t, srvURL, nil, -1); err == nil {
 		t.Error("a new session was opened while draining")
 	}
 
@@ -287,12 +287,16 @@ func serveHTTP(t *testing.T, gw *gateway.Gateway) (url string, stop func(), serv
 	return gateway.URL(e, ln.Addr()), cancel, errc
 }
 
-func connect(t *testing.T, url string, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
+// connect opens a session at url. With retries < 0 the client gives up at
+// the first failure (a refused session); otherwise it reconnects its
+// event stream as go-sdk does by default, so that the stream closing
+// after a drain cannot race the last result on its way.
+func connect(t *testing.T, url string, opts *mcp.ClientOptions, retries int) (*mcp.ClientSession, error) {
 	t.Helper()
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, opts)
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: tr}, MaxRetries: -1}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: tr}, MaxRetries: retries}, nil)
 	if err == nil {
 		t.Cleanup(func() { _ = cs.Close() })
 	}
@@ -301,7 +305,7 @@ func connect(t *testing.T, url string, opts *mcp.ClientOptions) (*mcp.ClientSess
 
 func connectURL(t *testing.T, url string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
-	cs, err := connect(t, url, opts)
+	cs, err := connect(t, url, opts, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -71,8 +70,6 @@ func (o *opsTelemetry) stop() {
 	}
 	if o.srv != nil {
 		_ = o.srv.Close()
-		if err := <-o.errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			_ = err // the listener failed earlier; nothing left to report to
-		}
+		<-o.errc // http.ErrServerClosed: Serve has returned
 	}
 }

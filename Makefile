@@ -89,6 +89,9 @@ ssh-client: ## make sure the OpenSSH client the ssh executor test drives is inst
 test: build interop ssh-client ## run every test with the race detector (builds binaries and referees first)
 	TOOLGATE_BIN=$(BIN) TOOLGATE_TESTPLUGINS_DIR=$(BIN)/testplugins TOOLGATE_INTEROP=$(CURDIR)/$(INTEROP) \
 		$(GO) test -race -timeout $(TEST_TIMEOUT) $(TESTFLAGS) ./...
+	@# deploy/validate is a module of its own (k8s.io/api stays out of
+	@# toolgate's graph): decode and cross-check the Kubernetes manifests.
+	cd deploy/validate && $(GO) test -race -timeout $(TEST_TIMEOUT) $(TESTFLAGS) ./...
 
 .PHONY: bench
 bench: build ## run the benchmarks (ratios against baselines measured in the same run)

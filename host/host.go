@@ -173,8 +173,9 @@ func (h *Host) approvalOptions(cfg *config.Config) approval.Options {
 		Asker:       h.opts.Asker,
 		Persist:     h.rememberApproval,
 		// The operator decides whether an upstream client may write
-		// persistent approvals into their config.
-		NoPersistentApproval: h.opts.AskerIsUpstream && !cfg.Serve.AllowPersistentApproval,
+		// persistent approvals into their config; a read-only config
+		// (a ConfigMap) cannot take them at all.
+		NoPersistentApproval: h.opts.AskerIsUpstream && !cfg.Serve.AllowPersistentApproval || h.readOnlyConfig(cfg),
 		Events:               h.Bus,
 		AuditWritable:        h.auditGate(cfg),
 		Logger:               h.log,
@@ -315,12 +316,31 @@ func (h *Host) Apply(cfg *config.Config) manager.ApplyResult {
 	return res
 }
 
+// readOnlyConfig reports (and logs, so the operator knows why "Allow and
+// don't ask me again" is not offered) a configuration that cannot be
+// rewritten, such as one mounted from a Kubernetes ConfigMap.
+func (h *Host) readOnlyConfig(cfg *config.Config) bool {
+	err := config.ReadOnly(cfg.Paths...)
+	if err == nil {
+		return false
+	}
+	if !h.opts.AskerIsUpstream || cfg.Serve.AllowPersistentApproval {
+		h.log.Warn("\"Allow and don't ask me again\" is not offered: toolgate never writes a read-only configuration. "+
+			"Approvals last for a session; to approve a tool for good, add approval_mode = \"approve\" to its tool block in the config's source",
+			"reason", err)
+	}
+	return true
+}
+
 // rememberApproval writes approval_mode = "approve" for a tool into the
 // file that defines its server.
 func (h *Host) rememberApproval(server, tool, definition string) error {
 	s, ok := h.Config().Server(server)
 	if !ok || s.DeclRange.Filename == "" {
 		return fmt.Errorf("server %q has no config file to write to", server)
+	}
+	if err := config.ReadOnly(s.DeclRange.Filename); err != nil {
+		return fmt.Errorf("%w; nothing was written. Add approval_mode = \"approve\" for tool %q to server %q in the source of the config (a ConfigMap: edit and apply it)", err, tool, server)
 	}
 	h.persistMu.Lock()
 	defer h.persistMu.Unlock()

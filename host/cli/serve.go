@@ -41,6 +41,7 @@ func newServeCmd(g *globals) *cobra.Command {
 		stdio    bool
 		httpAddr string
 		watch    bool
+		metrics  string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [--stdio | --http ADDR]",
@@ -65,7 +66,12 @@ configuration: servers whose connection settings did not change keep running,
 changed ones restart, removed ones stop, added ones start. An invalid new
 configuration is refused with its diagnostics and the running one stays.
 
-Ctrl-C stops toolgate and every server it started.`,
+--metrics ADDR (or serve { metrics { listen } }) serves Prometheus metrics at
+/metrics and the probes /healthz and /readyz on a listener of their own.
+
+Ctrl-C or SIGTERM drains: new sessions are refused (HTTP 503) and /readyz fails,
+calls in flight get serve { drain_grace } (default 20s) to finish, then the
+sessions end and toolgate stops every server it started.`,
 		Example: `  toolgate serve --config toolgate.hcl
   toolgate serve --http 127.0.0.1:8931 --config config.hcl.example
   toolgate serve --http unix:$XDG_RUNTIME_DIR/toolgate.sock --config toolgate.hcl`,
@@ -74,11 +80,12 @@ Ctrl-C stops toolgate and every server it started.`,
 			if stdio && httpAddr != "" {
 				return exit(ExitUsage, errors.New("choose one of --stdio and --http"))
 			}
-			return g.serve(cmd, httpAddr, watch)
+			return g.serve(cmd, httpAddr, metrics, watch)
 		},
 	}
 	cmd.Flags().BoolVar(&stdio, "stdio", false, "serve MCP on stdin/stdout (the default)")
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve Streamable HTTP at http://ADDR/mcp; \"config\" means serve { listen }; unix:/path serves on a private unix socket")
+	cmd.Flags().StringVar(&metrics, "metrics", "", "serve /metrics, /healthz and /readyz at http://ADDR (overrides serve { metrics { listen } })")
 	cmd.Flags().BoolVar(&watch, "watch", false, "reload the configuration when its file changes (SIGHUP always reloads)")
 	return cmd
 }
@@ -87,7 +94,7 @@ Ctrl-C stops toolgate and every server it started.`,
 // front of them, configuration reloads, and the upstream transport
 // (stdio, or Streamable HTTP at httpAddr) until the client or a signal
 // ends it.
-func (g *globals) serve(cmd *cobra.Command, httpAddr string, watch bool) error {
+func (g *globals) serve(cmd *cobra.Command, httpAddr, metricsAddr string, watch bool) error {
 	cfg, err := g.loadConfig()
 	if err != nil {
 		return err
@@ -106,11 +113,19 @@ func (g *globals) serve(cmd *cobra.Command, httpAddr string, watch bool) error {
 	g.tuneGC()
 	ctx := cmd.Context()
 	log := g.logger()
-	gw := gateway.New(gateway.Options{Logger: log})
+	gw := gateway.New(gateway.Options{Logger: log, DrainGrace: cfg.Serve.Ops.DrainGrace})
+	ops, err := g.startOps(ctx, cfg.Serve.Ops, metricsAddr, gw)
+	if err != nil {
+		_ = gw.Close()
+		return err
+	}
+	// Stopped last: /readyz answers "draining" until the servers stopped.
+	defer ops.stop()
 	h, sum, err := g.startHost(ctx, cfg, true, host.Options{
 		Asker:           gw,
 		AskerIsUpstream: true,
 		Manager:         manager.Options{ServerLog: gw.ForwardLog},
+		Sinks:           ops.sinks,
 	})
 	if err != nil {
 		_ = gw.Close()

@@ -181,6 +181,7 @@ func (l *loader) serve(d *decoder, r *rawServe) {
 	s.AllowPersistentApproval = d.bool(r.AllowPersistentApproval, false)
 	l.serveAuth(d, r)
 	l.serveLimits(d, r.Limits)
+	d.serveOps(&s.Ops, r)
 	if s.TokenEnvVar == "" && s.Auth == nil && !isLoopbackListen(s.Listen) {
 		rng := r.DeclRange
 		if r.Listen != nil {

@@ -56,7 +56,7 @@ func defaultConfig() Config {
 			DeferBytes: DefaultDeferBytes,
 		},
 		Model: Model{OutputBudgetBytes: DefaultOutputBudget},
-		Serve: Serve{Listen: DefaultListen, MaxResultBytes: DefaultMaxResultBytes, MaxSessions: DefaultMaxSessions},
+		Serve: Serve{Listen: DefaultListen, MaxResultBytes: DefaultMaxResultBytes, MaxSessions: DefaultMaxSessions, Ops: ServeOps{DrainGrace: DefaultDrainGrace}},
 	}
 }
 

@@ -600,6 +600,24 @@ audit_log = "a.jsonl"`,
 			want: []wantDiag{{summary: "Invalid listen address", line: 2}},
 		},
 		{
+			name: "serve operations",
+			src: `serve {
+  drain_grace = "soon"
+  metrics {
+    listen = "9464"
+  }
+  tracing {
+    otlp_endpoint = "collector:4318"
+  }
+}
+`,
+			want: []wantDiag{
+				{summary: "Invalid duration", line: 2},
+				{summary: "Invalid metrics listen address", line: 4},
+				{summary: "Invalid OTLP endpoint", line: 7},
+			},
+		},
+		{
 			name: "serve beyond loopback without a token",
 			src: `serve {
   listen = "0.0.0.0:8931"

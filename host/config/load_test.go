@@ -78,7 +78,7 @@ func TestLoadDefaults(t *testing.T) {
 		},
 		Exposure: Exposure{Mode: ExposureAuto, NameLimit: 64, DeferCount: 50, DeferBytes: 64000},
 		Model:    Model{OutputBudgetBytes: 12000},
-		Serve:    Serve{Listen: "127.0.0.1:8931", MaxResultBytes: DefaultMaxResultBytes, MaxSessions: DefaultMaxSessions},
+		Serve:    Serve{Listen: "127.0.0.1:8931", MaxResultBytes: DefaultMaxResultBytes, MaxSessions: DefaultMaxSessions, Ops: ServeOps{DrainGrace: DefaultDrainGrace}},
 		Servers: []Server{{
 			Name:            "demo",
 			Transport:       TransportStdio,
@@ -138,6 +138,13 @@ serve {
   max_result_bytes          = 1048576
   max_sessions              = 50
   allow_persistent_approval = true
+  drain_grace               = "45s"
+  metrics {
+    listen = "0.0.0.0:9464"
+  }
+  tracing {
+    otlp_endpoint = "http://collector:4318"
+  }
 }
 
 plugin "policy" {
@@ -230,7 +237,8 @@ server "files" {
 		Exposure: Exposure{Mode: ExposureDeferred, NameLimit: 128, DeferCount: 10, DeferBytes: 64000, NeverDefer: []string{"mcp__files__*"},
 			Embeddings: &Embeddings{URL: "http://localhost:11434/v1", Model: "nomic-embed-text", APIKeyEnvVar: "EMBEDDINGS_KEY"}},
 		Model: Model{ImageInput: true, AudioInput: true, OutputBudgetBytes: 5000},
-		Serve: Serve{Listen: "0.0.0.0:9000", TokenEnvVar: "TOOLGATE_TOKEN", MaxResultBytes: 1 << 20, MaxSessions: 50, AllowPersistentApproval: true},
+		Serve: Serve{Listen: "0.0.0.0:9000", TokenEnvVar: "TOOLGATE_TOKEN", MaxResultBytes: 1 << 20, MaxSessions: 50, AllowPersistentApproval: true,
+			Ops: ServeOps{MetricsListen: "0.0.0.0:9464", OTLPEndpoint: "http://collector:4318", DrainGrace: 45 * time.Second}},
 		Plugins: []Plugin{
 			{
 				Name: "policy", Kind: KindHook, Path: filepath.Join(dir, "bin/plugins/toolgate-hook-policy"),
@@ -313,8 +321,8 @@ server "files" {
 	_, diags = DecodeConfigBody(e.Config, &hcldec.ObjectSpec{
 		"executor": &hcldec.AttrSpec{Name: "executor", Type: cty.String},
 	})
-	if len(diags) != 1 || !strings.Contains(diags[0].Detail, `"host" is not expected here`) || diags[0].Subject.Start.Line != 71 {
-		t.Errorf("decoding with a schema lacking host: want one Unsupported argument at line 71, got %v", diags)
+	if len(diags) != 1 || !strings.Contains(diags[0].Detail, `"host" is not expected here`) || diags[0].Subject.Start.Line != 78 {
+		t.Errorf("decoding with a schema lacking host: want one Unsupported argument at line 78, got %v", diags)
 	}
 }
 

@@ -68,7 +68,20 @@ type rawServe struct {
 	AllowPersistentApproval *hcl.Attribute `hcl:"allow_persistent_approval,optional"`
 	Auth                    *rawAuth       `hcl:"auth,block"`
 	Limits                  []rawLimit     `hcl:"limit,block"`
+	DrainGrace              *hcl.Attribute `hcl:"drain_grace,optional"`
+	Metrics                 *rawMetrics    `hcl:"metrics,block"`
+	Tracing                 *rawTracing    `hcl:"tracing,block"`
 	DeclRange               hcl.Range      // set by the loader
+}
+
+type rawMetrics struct {
+	Listen    *hcl.Attribute `hcl:"listen,optional"`
+	DeclRange hcl.Range      `hcl:",def_range"`
+}
+
+type rawTracing struct {
+	OTLPEndpoint *hcl.Attribute `hcl:"otlp_endpoint,optional"`
+	DeclRange    hcl.Range      `hcl:",def_range"`
 }
 
 // rawOpaque captures a plugin-owned config {} body undecoded; the plugin

@@ -179,6 +179,22 @@ type Serve struct {
 	Auth *Auth
 	// Limits are the serve limit blocks, in config order.
 	Limits []Limit
+	// Ops is the operations listener and telemetry (serve { metrics },
+	// serve { tracing }, drain_grace); see ServeOps.
+	Ops ServeOps
+}
+
+// ServeOps configures what operators, not MCP clients, talk to.
+type ServeOps struct {
+	// MetricsListen is where /metrics, /healthz and /readyz are served;
+	// "" serves none of them.
+	MetricsListen string
+	// OTLPEndpoint is the OTLP/HTTP collector URL traces are exported
+	// to (such as "http://otel-collector:4318"); "" exports no traces.
+	OTLPEndpoint string
+	// DrainGrace is how long SIGTERM lets calls in flight finish before
+	// they are cancelled; default DefaultDrainGrace.
+	DrainGrace time.Duration
 }
 
 // PluginKind is the kind of an out-of-process plugin.

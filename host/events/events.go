@@ -94,6 +94,10 @@ type ToolCallBegin struct {
 	At time.Time `json:"at"`
 	Call
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// TraceParent is the W3C traceparent the client sent with the call
+	// (in _meta or as an HTTP header), so a tracer can join its trace;
+	// "" when none. See WithTraceParent.
+	TraceParent string `json:"traceparent,omitempty"`
 }
 
 func (ToolCallBegin) Kind() string { return "tool_call_begin" }
@@ -180,3 +184,14 @@ type ConfigApplied struct {
 }
 
 func (ConfigApplied) Kind() string { return "config_applied" }
+
+// Draining is emitted once when a front end (toolgate serve) begins to
+// drain for shutdown: it refuses new sessions and gives the calls in
+// flight Grace to finish.
+type Draining struct {
+	At       time.Time     `json:"at"`
+	InFlight int           `json:"in_flight"`
+	Grace    time.Duration `json:"grace_ns,omitempty"`
+}
+
+func (Draining) Kind() string { return "draining" }

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/execution"
 	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/host/identity"
@@ -52,8 +53,10 @@ type call struct {
 	// stopped is the Done channel of the call's context.
 	stopped <-chan struct{}
 	cancel  context.CancelFunc
-	wake    chan struct{} // capacity 1: something was queued for the client
-	done    chan struct{} // closed once result is set
+	// inFlight ends the call's count in the gateway's work in flight.
+	inFlight func()
+	wake     chan struct{} // capacity 1: something was queued for the client
+	done     chan struct{} // closed once result is set
 
 	mu sync.Mutex
 	// token is the progress token of the request serving the call now;
@@ -106,6 +109,7 @@ func (s *session) start(ctx context.Context, req *mcp.CallToolRequest, step *exp
 		done:           make(chan struct{}),
 	}
 	callCtx = identity.With(context.WithValue(callCtx, callKey{}, c), s.caller)
+	callCtx = events.WithTraceParent(callCtx, traceParent(req))
 	c.stopped = callCtx.Done()
 
 	s.mu.Lock()
@@ -118,6 +122,7 @@ func (s *session) start(ctx context.Context, req *mcp.CallToolRequest, step *exp
 	// Added under s.mu: end sets done under it before the gateway waits.
 	s.g.wg.Add(1)
 	s.mu.Unlock()
+	c.inFlight = s.g.ops.track() // Drain waits for the call
 
 	cr := exposure.CallRequest{Name: t.modelName, Arguments: req.Params.Arguments}
 	if isNull(cr.Arguments) {
@@ -141,6 +146,7 @@ func speaksRounds(ss *mcp.ServerSession) bool {
 
 func (c *call) run(ctx context.Context, step *exposure.Step, req exposure.CallRequest) {
 	defer c.s.g.wg.Done()
+	defer c.inFlight()
 	defer c.cancel()
 	var (
 		res *mcp.CallToolResult

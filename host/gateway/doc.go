@@ -110,6 +110,16 @@
 // watcher and one log pump per session, one runner per call) ends by
 // Close, which the owner calls after the Serve methods returned.
 //
+// # Shutting down and readiness
+//
+// When the context of ServeHTTP or ServeStdio ends (SIGTERM), the gateway
+// drains before it ends its sessions: [Gateway.Drain] refuses new
+// sessions ([ErrDraining], HTTP 503), makes [Gateway.Ready] fail, emits
+// events.Draining and waits, up to Options.DrainGrace, for the calls and
+// HTTP requests in flight. Ready also fails while a required server is
+// not ready; toolgate serve answers /readyz with it (package telemetry).
+// The gateway counts nothing for metrics itself: they come from events.
+//
 // # Example
 //
 // The package Example embeds toolgate in a Go program: it loads a

@@ -53,6 +53,10 @@ type Options struct {
 	// shorter, so a call waiting for its client's input outlives no
 	// session. Stdio sessions end with their stream instead.
 	SessionTimeout time.Duration
+	// DrainGrace is how long ServeHTTP, when its context ends, lets calls
+	// in flight finish before it ends every session (see Drain). 0 ends
+	// them at once.
+	DrainGrace time.Duration
 }
 
 // ErrNotAttached is returned by the Serve methods before Attach succeeded:
@@ -101,6 +105,8 @@ type Gateway struct {
 	// see nameTools.
 	holders map[string]Owner
 	closed  bool
+
+	ops ops // draining and work in flight; see ops.go
 }
 
 // New returns a gateway that serves nothing until Attach.
@@ -252,6 +258,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, t mcp.Transport) error {
 	select {
 	case <-s.ended:
 	case <-ctx.Done():
+		g.drainFor()
 		s.end()
 	case <-g.ctx.Done():
 		s.end()
@@ -269,6 +276,8 @@ func (g *Gateway) newSession() (*session, error) {
 	switch {
 	case closed:
 		return nil, ErrClosed
+	case g.ops.isDraining():
+		return nil, ErrDraining
 	case h == nil:
 		return nil, ErrNotAttached
 	}

@@ -218,6 +218,10 @@ func (g *Gateway) Handler(e *Endpoint) http.Handler {
 // produced, or drops it when the handshake failed.
 func (g *Gateway) opening(sdk http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			// Drain waits until the answer is written.
+			defer g.ops.track()()
+		}
 		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 			if s := g.session(id); s != nil {
 				if !sameCaller(s, r) {
@@ -254,7 +258,10 @@ func (g *Gateway) opening(sdk http.Handler) http.Handler {
 		s, err := g.newSession()
 		if err != nil {
 			g.release()
-			http.Error(w, "toolgate is shutting down", http.StatusServiceUnavailable)
+			// Retry-After lets a client behind a load balancer come back
+			// to another replica.
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "toolgate is shutting down: connect again to reach another replica", http.StatusServiceUnavailable)
 			return
 		}
 		// The client may send requests (its GET stream) with the new
@@ -371,6 +378,8 @@ func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener, e *Endpoint) e
 	case err := <-errc:
 		return fmt.Errorf("serve MCP over HTTP: %w", err)
 	case <-ctx.Done():
+		// SIGTERM: no new sessions, let calls in flight finish.
+		g.drainFor()
 	case <-g.ctx.Done():
 	}
 	// End sessions first: their open event streams would hold Shutdown.

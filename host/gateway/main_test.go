@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolgate/toolgate/host"
 	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/gateway"
 	"github.com/toolgate/toolgate/host/manager"
 	"github.com/toolgate/toolgate/internal/testbin"
@@ -61,6 +62,11 @@ type fixtureOptions struct {
 	noAuditLog bool
 	// hostLogger replaces the host's test log (nil keeps it).
 	hostLogger hclog.Logger
+	// sinks receive the host's events from before its servers start.
+	sinks []events.Sink
+	// readOnlyConfig makes the config file read-only (mode 0444), as a
+	// ConfigMap mount is.
+	readOnlyConfig bool
 }
 
 // newFixtureWith is newFixture with options.
@@ -82,6 +88,11 @@ func startFixture(t testing.TB, opts fixtureOptions, top string, servers ...stri
 		servers = []string{demoServer(t, "demo", f.calls, "")}
 	}
 	cfg := f.configure(t, top, servers...)
+	if opts.readOnlyConfig {
+		if err := os.Chmod(f.cfgPath, 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
 	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}})
 	if opts.hostLogger != nil {
 		log = opts.hostLogger
@@ -94,6 +105,7 @@ func startFixture(t testing.TB, opts fixtureOptions, top string, servers ...stri
 		Logger:  log,
 		Asker:   f.gw,
 		Manager: manager.Options{ServerLog: f.gw.ForwardLog, RelistDelay: 10 * time.Millisecond, Restart: opts.restart},
+		Sinks:   opts.sinks,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,182 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/host/events"
+	"github.com/toolgate/toolgate/host/manager"
+)
+
+// ErrDraining is returned by the Serve methods and answers (HTTP 503)
+// requests that would open a session once Drain began: the replica is
+// going away, and the client should connect to another one.
+var ErrDraining = errors.New("gateway: draining (shutting down); connect again to reach another replica")
+
+// ErrNotReady is matched (errors.Is) by Ready's answer.
+var ErrNotReady = errors.New("gateway not ready")
+
+// ops is the gateway's operational state: whether it drains, and the
+// work in flight that draining waits for (HTTP POSTs being answered and
+// tool calls running).
+type ops struct {
+	mu       sync.Mutex
+	draining bool
+	active   int
+	// idle is closed when active drops to 0 while someone waits in Drain.
+	idle chan struct{}
+}
+
+// track counts one piece of work in flight until the returned function
+// is called (once).
+func (o *ops) track() (done func()) {
+	o.mu.Lock()
+	o.active++
+	o.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			o.mu.Lock()
+			defer o.mu.Unlock()
+			if o.active--; o.active == 0 && o.idle != nil {
+				close(o.idle)
+				o.idle = nil
+			}
+		})
+	}
+}
+
+func (o *ops) isDraining() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.draining
+}
+
+// Drain stops the gateway from opening sessions (new ones get
+// ErrDraining, HTTP 503) and makes Ready fail, then waits until no call
+// runs and no HTTP request is being answered, or until ctx ends (its
+// error is returned: calls still running are then cancelled by Close or
+// by ServeHTTP's return). Open sessions may still call tools while
+// draining; the grace period in ctx bounds them.
+func (g *Gateway) Drain(ctx context.Context) error {
+	o := &g.ops
+	o.mu.Lock()
+	if !o.draining {
+		o.draining = true
+		n := o.active
+		o.mu.Unlock()
+		var grace time.Duration
+		if dl, ok := ctx.Deadline(); ok {
+			grace = time.Until(dl)
+		}
+		g.log.Info("draining: refusing new sessions and waiting for calls in flight", "in_flight", n, "grace", grace)
+		g.mu.Lock()
+		h := g.host
+		g.mu.Unlock()
+		if h != nil {
+			h.Bus.Emit(events.Draining{At: time.Now(), InFlight: n, Grace: grace})
+		}
+		o.mu.Lock()
+	}
+	for o.active > 0 {
+		if o.idle == nil {
+			o.idle = make(chan struct{})
+		}
+		idle := o.idle
+		n := o.active
+		o.mu.Unlock()
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			g.log.Warn("drain grace period over; cancelling what still runs", "in_flight", n)
+			return fmt.Errorf("drain: %d request(s) or call(s) still in flight: %w", n, ctx.Err())
+		}
+		o.mu.Lock()
+	}
+	o.mu.Unlock()
+	return nil
+}
+
+// Sessions is the number of open upstream sessions.
+func (g *Gateway) Sessions() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.sessions)
+}
+
+// Ready says whether this gateway should receive new clients: it is
+// attached, not draining, and every enabled required server is ready.
+// The error (errors.Is ErrNotReady) names what is not.
+func (g *Gateway) Ready() error {
+	if g.ops.isDraining() {
+		return fmt.Errorf("%w: draining for shutdown", ErrNotReady)
+	}
+	g.mu.Lock()
+	h, closed := g.host, g.closed
+	g.mu.Unlock()
+	switch {
+	case closed:
+		return fmt.Errorf("%w: closed", ErrNotReady)
+	case h == nil:
+		return fmt.Errorf("%w: starting", ErrNotReady)
+	}
+	var down []string
+	for _, st := range h.Manager.Status() {
+		if st.Required && st.Status != events.StatusReady && st.Status != manager.StatusDisabled {
+			down = append(down, fmt.Sprintf("%s is %s", st.Name, st.Status))
+		}
+	}
+	if len(down) > 0 {
+		sort.Strings(down)
+		return fmt.Errorf("%w: required MCP server(s) not ready: %s", ErrNotReady, strings.Join(down, "; "))
+	}
+	return nil
+}
+
+// traceParent is the W3C traceparent of a tools/call: the one in its
+// _meta (how MCP carries it over any transport) or else the HTTP
+// request's header. Only a well-formed value is passed on.
+func traceParent(req *mcp.CallToolRequest) string {
+	var tp string
+	if v, ok := req.Params.Meta["traceparent"].(string); ok {
+		tp = v
+	} else if req.Extra != nil && req.Extra.Header != nil {
+		tp = req.Extra.Header.Get("traceparent")
+	}
+	if !wellFormedTraceParent(tp) {
+		return ""
+	}
+	return tp
+}
+
+// wellFormedTraceParent checks the version-00 shape
+// (00-<32 hex>-<16 hex>-<2 hex>) so that a client cannot put arbitrary
+// text into events and the audit log through this field.
+func wellFormedTraceParent(tp string) bool {
+	if len(tp) != 55 || tp[2] != '-' || tp[35] != '-' || tp[52] != '-' {
+		return false
+	}
+	for i, r := range tp {
+		if i == 2 || i == 35 || i == 52 {
+			continue
+		}
+		if !strings.ContainsRune("0123456789abcdef", r) {
+			return false
+		}
+	}
+	return true
+}
+
+// drainFor drains with the configured grace period, bounded by Close.
+func (g *Gateway) drainFor() {
+	ctx, cancel := context.WithTimeout(g.ctx, g.opts.DrainGrace)
+	defer cancel()
+	_ = g.Drain(ctx) // logged; what still runs is cancelled by the caller
+}

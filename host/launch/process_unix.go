@@ -94,14 +94,17 @@ func (p *localProcess) signalGroup(sig syscall.Signal) error {
 	case syscall.SIGKILL:
 		p.killSent = true
 	}
-	if err := syscall.Kill(-p.pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("send %v to process group of server %q: %w", sig, p.server, err)
-	}
-	// Descendants that left the group (setsid) get the same signal.
+	// Descendants that left the group (setsid) get the same signal, first:
+	// the subreaper's walk follows parent links, which the group's
+	// signal would cut.
+	var errs []error
 	if err := p.cell.SignalOthers(sig); err != nil {
-		return fmt.Errorf("send %v to the processes server %q started: %w", sig, p.server, err)
+		errs = append(errs, fmt.Errorf("send %v to the processes server %q started: %w", sig, p.server, err))
 	}
-	return nil
+	if err := syscall.Kill(-p.pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		errs = append(errs, fmt.Errorf("send %v to process group of server %q: %w", sig, p.server, err))
+	}
+	return errors.Join(errs...)
 }
 
 // reap is the one goroutine that waits for the leader. Where it can

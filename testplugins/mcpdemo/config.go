@@ -147,7 +147,7 @@ func newFlagSet(cfg *Config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.BadTools, "bad-tools", false, "stdio: every tools/list answer also lists a tool named 5 (a number), one whose name holds a lone UTF-16 surrogate, and a second tool named echo")
 	fs.DurationVar(&cfg.ListChangedStorm, "list-changed-storm", 0, "stdio: once notifications/initialized arrives, send notifications/tools/list_changed every `INTERVAL` (e.g. 5ms) until the session ends")
 	fs.BoolVar(&cfg.SleepForever, sleepForeverFlag, false, "internal: sleep until killed (the --spawn-child child)")
-	fs.StringVar(&cfg.FamilyPidFile, "spawn-family", "", "start three long-sleeping children in the server's process group, the first of which starts a grandchild in a session of its own (setsid), and write \"SERVER CHILD CHILD CHILD GRANDCHILD\" pids to `FILE` (Unix)")
+	fs.StringVar(&cfg.FamilyPidFile, "spawn-family", "", "start three long-sleeping children in the server's process group, the first of which starts a grandchild in a session of its own (setsid), and append the line \"SERVER CHILD CHILD CHILD GRANDCHILD\" (pids) to `FILE` (Unix)")
 	fs.BoolVar(&cfg.FamilyParent, familyParentFlag, false, "internal: the --spawn-family child that starts the setsid grandchild")
 
 	fs.StringVar(&cfg.CallLog, "call-log", "", "append one JSON line per tools/call and per cancellation to `FILE`")

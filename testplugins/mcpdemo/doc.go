@@ -160,8 +160,8 @@
 //	                      sleepers in the server's process group; the first
 //	                      starts a fourth in a session of its own (setsid), as
 //	                      servers that start language servers or browsers do.
-//	                      FILE gets "SERVER CHILD CHILD CHILD GRANDCHILD"
-//	                      (pids, written at once when all run) so tests can
+//	                      FILE (or FIFO) gets the line "SERVER CHILD CHILD CHILD
+//	                      GRANDCHILD" (pids, one write once all run) so tests can
 //	                      check that every one of them ends with the server.
 //	--spawn-child         at start, re-execute this binary as a long sleeper in
 //	                      the same process group and print "child pid N" to

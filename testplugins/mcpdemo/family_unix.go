@@ -16,8 +16,8 @@ import (
 // spawnFamily starts three long sleepers in this process's group; the
 // first starts a fourth in a session of its own (setsid), the pattern of
 // servers that start language servers or browsers. Once all run it
-// writes "SERVER CHILD CHILD CHILD GRANDCHILD" to pidFile (through a
-// rename, so a reader never sees half of it).
+// appends the line "SERVER CHILD CHILD CHILD GRANDCHILD" to pidFile (a
+// file or a FIFO).
 func spawnFamily(pidFile string) error {
 	self, err := os.Executable()
 	if err != nil {
@@ -49,11 +49,20 @@ func spawnFamily(pidFile string) error {
 		go func() { _ = cmd.Wait() }()
 	}
 	pids = append(pids, grandchild)
-	tmp := pidFile + ".tmp"
-	if err := os.WriteFile(tmp, []byte(strings.Join(pids, " ")), 0o600); err != nil {
+	// One write of one line: a reader of a FIFO (or of the file once the
+	// server runs) never sees half of it.
+	f, err := os.OpenFile(pidFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
 		return fmt.Errorf("spawn family: %w", err)
 	}
-	return os.Rename(tmp, pidFile)
+	_, err = f.WriteString(strings.Join(pids, " ") + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("spawn family: %w", err)
+	}
+	return nil
 }
 
 // runFamilyParent is the first --spawn-family child: it starts the

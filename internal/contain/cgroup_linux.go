@@ -221,11 +221,22 @@ func waitCgroupEmpty(dir string, timeout time.Duration, kill func() error) error
 	}
 }
 
-// removeCgroup removes dir once its processes are gone; a cgroup that is
-// already gone is fine.
+// removeCgroup removes dir once its processes are gone, child cgroups
+// first (a killed plugin leaves the cells of what it started behind); a
+// cgroup that is already gone is fine.
 func removeCgroup(dir string) error {
-	if err := unix.Rmdir(dir); err != nil && !errors.Is(err, unix.ENOENT) {
-		return fmt.Errorf("remove cgroup %s: %w", dir, err)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
 	}
-	return nil
+	var errs []error
+	for _, e := range entries {
+		if e.IsDir() {
+			errs = append(errs, removeCgroup(filepath.Join(dir, e.Name())))
+		}
+	}
+	if err := unix.Rmdir(dir); err != nil && !errors.Is(err, unix.ENOENT) {
+		errs = append(errs, fmt.Errorf("remove cgroup %s: %w", dir, err))
+	}
+	return errors.Join(errs...)
 }

@@ -5,6 +5,7 @@ package contain
 import (
 	"runtime"
 	"syscall"
+	"time"
 )
 
 // Default returns the process-wide manager.
@@ -47,6 +48,9 @@ func (*Cell) Others() bool { return false }
 
 // SignalOthers does nothing here.
 func (*Cell) SignalOthers(syscall.Signal) error { return nil }
+
+// WaitEmpty reports true: the owner tracks its process group itself.
+func (*Cell) WaitEmpty(time.Duration) bool { return true }
 
 // Kill does nothing here.
 func (*Cell) Kill() error { return nil }

@@ -193,7 +193,7 @@ func (c *Cell) Kind() Kind { return c.kind }
 // Prepare makes the child start inside the cell's cgroup (clone3). Call
 // it on the child's SysProcAttr right before starting it.
 func (c *Cell) Prepare(attr *syscall.SysProcAttr) {
-	if c.fd >= 0 {
+	if attr != nil && c.fd >= 0 {
 		attr.UseCgroupFD = true
 		attr.CgroupFD = c.fd
 		c.intoCg = true
@@ -283,6 +283,33 @@ func (c *Cell) SignalOthers(sig syscall.Signal) error {
 		return err
 	}
 	return nil
+}
+
+// WaitEmpty waits up to d for every process of the cell but an exited
+// leader to be gone (after SIGTERM, say) and reports whether they are.
+func (c *Cell) WaitEmpty(d time.Duration) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return true
+	}
+	switch c.kind {
+	case KindCgroup:
+		return waitCgroupEmpty(c.dir, d, nil) == nil
+	case KindSubreaper:
+		deadline := time.Now().Add(d)
+		for {
+			others := c.othersLocked()
+			if len(others) == 0 {
+				return true
+			}
+			if time.Now().After(deadline) {
+				return false
+			}
+			waitGone(others, time.Until(deadline))
+		}
+	}
+	return true
 }
 
 // Kill ends every process in the cell at once, the leader included, and

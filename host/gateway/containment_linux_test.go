@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,18 +31,24 @@ func TestNoProcessOutlivesToolgate(t *testing.T) {
 		command string   // serve, servers or call
 		stop    string   // "sigterm", "sigkill" or "normal"
 		server  []string // extra mcp-demo flags
+		// launcher runs the server through the launcher-exec plugin's
+		// local executor: the plugin, not toolgate, starts it.
+		launcher bool
 	}
 	rows := []row{
-		{"serve sigterm", "serve", "sigterm", nil},
-		{"serve sigkill", "serve", "sigkill", nil},
-		{"serve normal exit", "serve", "normal", nil},
-		{"servers sigterm", "servers", "sigterm", []string{"--hang-initialize"}},
-		{"servers sigkill", "servers", "sigkill", []string{"--hang-initialize"}},
-		{"servers normal exit", "servers", "normal", nil},
-		{"call sigterm", "call", "sigterm", []string{"--hang-initialize"}},
-		{"call sigkill", "call", "sigkill", []string{"--hang-initialize"}},
-		{"call normal exit", "call", "normal", nil},
-		{"serve sigterm, server ignores sigterm", "serve", "sigterm", []string{"--ignore-sigterm"}},
+		{"serve sigterm", "serve", "sigterm", nil, false},
+		{"serve sigkill", "serve", "sigkill", nil, false},
+		{"serve normal exit", "serve", "normal", nil, false},
+		{"servers sigterm", "servers", "sigterm", []string{"--hang-initialize"}, false},
+		{"servers sigkill", "servers", "sigkill", []string{"--hang-initialize"}, false},
+		{"servers normal exit", "servers", "normal", nil, false},
+		{"call sigterm", "call", "sigterm", []string{"--hang-initialize"}, false},
+		{"call sigkill", "call", "sigkill", []string{"--hang-initialize"}, false},
+		{"call normal exit", "call", "normal", nil, false},
+		{"serve sigterm, server ignores sigterm", "serve", "sigterm", []string{"--ignore-sigterm"}, false},
+		{"serve sigterm, through launcher-exec", "serve", "sigterm", nil, true},
+		{"serve sigkill, through launcher-exec", "serve", "sigkill", nil, true},
+		{"servers normal exit, through launcher-exec", "servers", "normal", nil, true},
 	}
 	for _, mode := range []contain.Kind{contain.KindCgroup, contain.KindSubreaper} {
 		t.Run(string(mode), func(t *testing.T) {
@@ -57,7 +64,14 @@ func TestNoProcessOutlivesToolgate(t *testing.T) {
 						t.Fatal(err)
 					}
 					t.Cleanup(stop)
-					cfg := writeConfig(t, "", demoServer(t, "demo", filepath.Join(t.TempDir(), "calls"), "",
+					top, body := "", ""
+					if r.launcher {
+						top = fmt.Sprintf("plugin \"exec\" {\n  kind = \"launcher\"\n  path = %q\n}\n"+
+							"environment \"box\" {\n  launcher = \"exec\"\n  config {\n    executor = \"local\"\n  }\n}\n",
+							testbin.Path(t, "plugins/toolgate-launcher-exec"))
+						body = `environment = "box"`
+					}
+					cfg := writeConfig(t, top, demoServer(t, "demo", filepath.Join(t.TempDir(), "calls"), body,
 						append([]string{"--spawn-family", fifo}, r.server...)...))
 					args := map[string][]string{
 						"serve":   {"serve", "--http", "127.0.0.1:0"},
@@ -97,7 +111,9 @@ func TestNoProcessOutlivesToolgate(t *testing.T) {
 					case "sigkill":
 						err = cmd.Process.Signal(syscall.SIGKILL)
 					case "normal":
-						err = stdin.Close() // serve stdio ends; servers and call end by themselves
+						// serve stdio ends; servers and call end by themselves
+						// (and may have closed the pipe by exiting already).
+						_ = stdin.Close()
 					}
 					if err != nil {
 						t.Fatal(err)
@@ -170,4 +186,3 @@ func waitFamily(t *testing.T, lines <-chan string) []int {
 		return nil
 	}
 }
-

@@ -2,6 +2,7 @@ package contain
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strconv"
@@ -145,5 +146,44 @@ func TestCellName(t *testing.T) {
 		if got := cellName(in); got != want {
 			t.Errorf("cellName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestKilledSupervisorIsReplaced: a supervisor that someone killed is
+// noticed at the next registration and replaced by one that knows every
+// cell, instead of leaving cells unguarded or failing them.
+func TestKilledSupervisorIsReplaced(t *testing.T) {
+	m := newManager("")
+	if kind, why := m.Kind(); kind != KindCgroup {
+		t.Skipf("containment here is %s: %v", kind, why)
+	}
+	first, err := m.NewCell("first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.mu.Lock()
+	old := m.sup
+	m.mu.Unlock()
+	if err := syscall.Kill(old.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := procwatch.WaitGone(t.Context(), old.cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	second, err := m.NewCell("second")
+	if err != nil || second.Kind() != KindCgroup {
+		t.Fatalf("cell after the supervisor died: %v, %v", second.Kind(), err)
+	}
+	m.mu.Lock()
+	now := m.sup
+	m.mu.Unlock()
+	if now == nil || now == old || !now.lines["c "+first.dir] || !now.lines["c "+second.dir] {
+		t.Fatalf("the new supervisor does not hold both cells: %+v", now)
+	}
+	if err := errors.Join(first.Close(), second.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if err := procwatch.WaitGone(t.Context(), now.cmd.Process.Pid); err != nil {
+		t.Errorf("the supervisor outlived the last cell: %v", err)
 	}
 }

@@ -37,14 +37,27 @@ type supervisorConn struct {
 // "g <pgid>"), starting it first if none runs. m.mu is held.
 func (m *Manager) registerLocked(line string) error {
 	if m.sup == nil {
-		s, err := startSupervisor()
+		s, err := startSupervisor(nil)
 		if err != nil {
 			return fmt.Errorf("start the supervisor that ends servers if toolgate is killed: %w", err)
 		}
 		m.sup = s
 	}
 	if _, err := io.WriteString(m.sup.pipe, "+"+line+"\n"); err != nil {
-		return fmt.Errorf("register with the supervisor: %w", err)
+		// It died (someone killed it): reap it and start another that
+		// knows every registration.
+		old := m.sup
+		m.sup = nil
+		_ = old.pipe.Close()
+		_ = old.cmd.Wait()
+		s, serr := startSupervisor(old.lines)
+		if serr != nil {
+			return fmt.Errorf("register with the supervisor: %w; start another: %w", err, serr)
+		}
+		m.sup = s
+		if _, err := io.WriteString(s.pipe, "+"+line+"\n"); err != nil {
+			return fmt.Errorf("register with the supervisor: %w", err)
+		}
 	}
 	m.sup.lines[line] = true
 	return nil
@@ -73,7 +86,8 @@ func (m *Manager) unregisterLocked(line string) error {
 	return cerr
 }
 
-func startSupervisor() (*supervisorConn, error) {
+// startSupervisor starts a supervisor that already holds lines.
+func startSupervisor(lines map[string]bool) (*supervisorConn, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -93,7 +107,16 @@ func startSupervisor() (*supervisorConn, error) {
 		_ = w.Close()
 		return nil, err
 	}
-	return &supervisorConn{cmd: cmd, pipe: w, lines: map[string]bool{}}, nil
+	s := &supervisorConn{cmd: cmd, pipe: w, lines: map[string]bool{}}
+	for line := range lines {
+		if _, err := io.WriteString(w, "+"+line+"\n"); err != nil {
+			_ = w.Close()
+			_ = cmd.Wait()
+			return nil, err
+		}
+		s.lines[line] = true
+	}
+	return s, nil
 }
 
 // runSupervisor reads registrations until EOF. EOF with registrations

@@ -49,8 +49,18 @@ type Manager struct {
 }
 
 func newManager(mode string) *Manager {
+	if mode == string(KindProcessGroup) {
+		return &Manager{decided: true, kind: KindProcessGroup, reason: errors.New("containment limited to the process group")}
+	}
 	return &Manager{forced: mode == string(KindSubreaper)}
 }
+
+// NewManager returns a manager of its own rather than the process-wide
+// one, for benchmarks that compare containments in one run: kind is
+// KindSubreaper (forces the fallback; the process stays a subreaper),
+// KindProcessGroup (cells hold nothing: the baseline) or "" (the best
+// available).
+func NewManager(kind Kind) *Manager { return newManager(string(kind)) }
 
 // Kind reports the containment the manager's cells use, deciding it if
 // no cell has been made yet, and why it is not a cgroup (nil if it is).

@@ -187,3 +187,60 @@ func TestKilledSupervisorIsReplaced(t *testing.T) {
 		t.Errorf("the supervisor outlived the last cell: %v", err)
 	}
 }
+
+// TestKillWithoutCgroupKill covers kernels before 5.14, which have no
+// cgroup.kill: SIGKILL to every pid in cgroup.procs, repeated until the
+// cgroup is empty, ends a server and its setsid grandchild all the same.
+func TestKillWithoutCgroupKill(t *testing.T) {
+	m := newManager("")
+	if kind, why := m.Kind(); kind != KindCgroup {
+		t.Skipf("containment here is %s: %v", kind, why)
+	}
+	cell, err := m.NewCell("old-kernel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cell.Close()
+	fifo, lines, stop, err := procwatch.LineFIFO(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	cmd := exec.Command(testbin.Path(t, "mcp-demo"), "--spawn-family", fifo)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if _, err := cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	cell.Prepare(cmd.SysProcAttr)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cell.Started(cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	var family []int
+	select {
+	case line := <-lines:
+		for f := range strings.FieldsSeq(line) {
+			pid, _ := strconv.Atoi(f)
+			family = append(family, pid)
+		}
+	case <-t.Context().Done():
+		t.Fatal("no family line")
+	}
+	kill := func() error { return signalCgroupTree(cell.dir, syscall.SIGKILL) }
+	if err := kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if err := waitCgroupEmpty(cell.dir, 5*time.Second, kill); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	for _, pid := range family {
+		if err := procwatch.WaitGone(ctx, pid); err != nil {
+			t.Errorf("process %d survived: %v", pid, err)
+		}
+	}
+}

@@ -161,6 +161,7 @@ func TestKilledSupervisorIsReplaced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = first.Close() }) // a failing run leaves no cgroup
 	m.mu.Lock()
 	old := m.sup
 	m.mu.Unlock()
@@ -171,6 +172,7 @@ func TestKilledSupervisorIsReplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	second, err := m.NewCell("second")
+	t.Cleanup(func() { _ = second.Close() })
 	if err != nil || second.Kind() != KindCgroup {
 		t.Fatalf("cell after the supervisor died: %v, %v", second.Kind(), err)
 	}

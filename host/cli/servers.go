@@ -81,6 +81,9 @@ func printServers(g *globals, status []manager.ServerStatus) {
 		if where == "" {
 			where = "-"
 		}
+		if s.Containment != "" {
+			where += ", " + s.Containment
+		}
 		proto := s.Protocol
 		if proto == "" {
 			proto = "-"

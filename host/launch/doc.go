@@ -43,16 +43,29 @@
 // the job is terminated). On Linux the leader stays an unreaped zombie
 // meanwhile, so its pid cannot be reused and a group signal can never reach
 // an unrelated process; other Unixes reap it first and rely on POSIX never
-// reusing a live group's id. Close returns once the leader is reaped;
-// descendants that left the group (setsid) are beyond its reach.
+// reusing a live group's id. Close returns once the leader is reaped.
 // [Process.Kill] ends the group (or job) at once.
+//
+// On Linux each server also has a containment cell (internal/contain): a
+// cgroup v2 of its own, or, where none can be made, the child-subreaper
+// walk of its descendants. Every signal above also reaches the processes
+// of the cell outside the group (setsid descendants), and once the leader
+// is reaped whatever is left of the cell is killed and the cgroup removed,
+// so no descendant survives Close. [Containment] names the kind in use.
+// This is where a local server's processes really start; a launcher
+// plugin's processes start in the plugin (sdk/launcher.StartCommand),
+// which gives each its own cell inside the plugin's.
 //
 // A server that ignores SIGTERM is SIGKILLed TermGrace later: Close never
 // hangs on it.
 //
 // # Dying with the host
 //
-// Linux: children get Pdeathsig = SIGKILL, which Linux ties to the thread
+// Linux: what a killed host leaves is ended by the supervisor of
+// internal/contain (the host binary re-executed, reading a pipe from the
+// host; at EOF it kills the registered cgroups or walks the registered
+// groups). The server itself also gets Pdeathsig = SIGKILL, which Linux
+// ties to the thread
 // that forked the child rather than to the host process. Local therefore
 // forks from one goroutine locked to its OS thread for as long as any child
 // it started is unreaped; see spawner.go for why that keeps the thread

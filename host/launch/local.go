@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/toolgate/toolgate/internal/contain"
 )
 
 // Defaults of the termination sequence (see the package documentation).
@@ -51,6 +53,25 @@ type Local struct {
 	// useWatchdog makes Linux use the watchdog that other Unixes need
 	// instead of Pdeathsig, so tests on Linux exercise it.
 	useWatchdog bool
+	// cells contains each server with everything it starts; nil means
+	// the process-wide contain.Default().
+	cells *contain.Manager
+}
+
+func (l *Local) containment() *contain.Manager {
+	if l.cells == nil {
+		return contain.Default()
+	}
+	return l.cells
+}
+
+// Containment names how servers started by the local launcher of this
+// process are contained: "cgroup" or "subreaper" on Linux,
+// "process-group" on other Unixes, "job-object" on Windows (see
+// internal/contain). Deciding it may create and remove an empty cgroup.
+func Containment() string {
+	kind, _ := contain.Default().Kind()
+	return string(kind)
 }
 
 var _ Launcher = (*Local)(nil)

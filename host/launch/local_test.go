@@ -23,6 +23,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
 
+	"github.com/toolgate/toolgate/internal/contain"
 	"github.com/toolgate/toolgate/internal/testbin"
 )
 
@@ -764,6 +765,35 @@ func BenchmarkLaunchClose(b *testing.B) {
 		if err := p.Close(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkLaunchCloseContainment compares a server's start and stop in
+// each containment against the process group alone (the baseline, in the
+// same run): what a cgroup or the subreaper walk costs per server.
+func BenchmarkLaunchCloseContainment(b *testing.B) {
+	spec := helperSpec(b, "echo")
+	for _, kind := range []contain.Kind{contain.KindProcessGroup, contain.KindCgroup, contain.KindSubreaper} {
+		b.Run(string(kind), func(b *testing.B) {
+			mode := kind
+			if kind == contain.KindCgroup {
+				mode = ""
+			}
+			l := NewLocal(LocalOptions{})
+			l.cells = contain.NewManager(mode)
+			if got, why := l.cells.Kind(); got != kind {
+				b.Skipf("containment here is %s: %v", got, why)
+			}
+			for b.Loop() {
+				p, err := l.Launch(context.Background(), spec)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := p.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/contain"
 )
 
 // osProcess is the Unix part of a localProcess. Its process group id
@@ -19,6 +21,10 @@ import (
 type osProcess struct {
 	release  func()    // hands the spawner reference back once the leader is reaped
 	watchdog *watchdog // nil where the kernel ends the group with the host (Pdeathsig)
+	// cell holds the server and everything it starts, even what leaves
+	// the group (Linux: a cgroup, or the subreaper's descendant walk; see
+	// internal/contain). Elsewhere it holds nothing and the group is all.
+	cell *contain.Cell
 
 	// mu guards the fields below and is held while signalling, so that
 	// reaping (which frees the pid) cannot slip between check and kill.
@@ -28,13 +34,28 @@ type osProcess struct {
 	killSent   bool
 }
 
-func (l *Local) startOS(ctx context.Context, _ Spec, _ string, cmd *exec.Cmd) (*osProcess, error) {
+func (l *Local) startOS(ctx context.Context, spec Spec, _ string, cmd *exec.Cmd) (*osProcess, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cell, err := l.containment().NewCell(spec.Server)
+	if err != nil {
+		l.logger().Warn("server runs with weaker containment", "server", spec.Server, "error", err)
+	}
+	cell.Prepare(cmd.SysProcAttr)
 	release, dog, err := l.start(ctx, cmd)
 	if err != nil {
+		_ = cell.Close()
 		return nil, err
 	}
-	return &osProcess{release: release, watchdog: dog}, nil
+	if err := cell.Started(cmd.Process.Pid); err != nil {
+		// Not contained: a server that could outlive the host must not run.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		release()
+		_ = dog.release()
+		_ = cell.Close()
+		return nil, err
+	}
+	return &osProcess{release: release, watchdog: dog, cell: cell}, nil
 }
 
 // do carries out one step of the shutdown plan.
@@ -73,10 +94,17 @@ func (p *localProcess) signalGroup(sig syscall.Signal) error {
 	case syscall.SIGKILL:
 		p.killSent = true
 	}
-	if err := syscall.Kill(-p.pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("send %v to process group of server %q: %w", sig, p.server, err)
+	// Descendants that left the group (setsid) get the same signal, first:
+	// the subreaper's walk follows parent links, which the group's
+	// signal would cut.
+	var errs []error
+	if err := p.cell.SignalOthers(sig); err != nil {
+		errs = append(errs, fmt.Errorf("send %v to the processes server %q started: %w", sig, p.server, err))
 	}
-	return nil
+	if err := syscall.Kill(-p.pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		errs = append(errs, fmt.Errorf("send %v to process group of server %q: %w", sig, p.server, err))
+	}
+	return errors.Join(errs...)
 }
 
 // reap is the one goroutine that waits for the leader. Where it can
@@ -100,6 +128,11 @@ func (p *localProcess) reap() {
 		close(p.exited)
 		p.endRestOfGroup()
 		p.markReaped()
+	}
+	// Whatever is still in the cell (it ignored the signals, or it left
+	// the group and the walk of endRestOfGroup) ends now; the cgroup goes.
+	if err := p.cell.Close(); err != nil {
+		p.log.Warn("could not end every process the server started", "error", err)
 	}
 	// The group is gone: tell the watchdog, so it exits without killing.
 	if err := p.watchdog.release(); err != nil {
@@ -125,7 +158,7 @@ func (p *localProcess) endRestOfGroup() {
 	if killed {
 		return
 	}
-	remaining, err := groupHasOtherMembers(p.pid)
+	remaining, err := p.othersAlive()
 	if err == nil && !remaining {
 		return
 	}
@@ -137,18 +170,28 @@ func (p *localProcess) endRestOfGroup() {
 	// No kernel event tells us a group emptied, so poll with backoff.
 	interval := time.Millisecond
 	for time.Now().Before(deadline) {
-		if remaining, err := groupHasOtherMembers(p.pid); err == nil && !remaining {
+		if remaining, err := p.othersAlive(); err == nil && !remaining {
 			return
 		}
 		timer := time.NewTimer(min(interval, time.Until(deadline)))
 		<-timer.C
 		interval = min(interval*2, 50*time.Millisecond)
 	}
-	if remaining, err := groupHasOtherMembers(p.pid); err == nil && !remaining {
+	if remaining, err := p.othersAlive(); err == nil && !remaining {
 		return
 	}
 	p.log.Warn("descendants of server ignored SIGTERM; sending SIGKILL to its process group", "grace", p.termGrace)
 	if err := p.signalGroup(syscall.SIGKILL); err != nil {
 		p.log.Warn("could not kill descendants of server", "error", err)
 	}
+}
+
+// othersAlive reports whether anything but the leader is still running:
+// a member of its group, or a process of its cell.
+func (p *localProcess) othersAlive() (bool, error) {
+	remaining, err := groupHasOtherMembers(p.pid)
+	if err != nil || remaining {
+		return remaining, err
+	}
+	return p.cell.Others(), nil
 }

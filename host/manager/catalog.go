@@ -11,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate/host/catalog"
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/events"
+	"github.com/toolgate/toolgate/host/launch"
 	"github.com/toolgate/toolgate/host/mcpclient"
 )
 
@@ -174,6 +175,12 @@ type ServerStatus struct {
 	Required    bool   `json:"required"`
 	Environment string `json:"environment,omitempty"`
 	Launcher    string `json:"launcher,omitempty"`
+	// Containment is how a stdio server and everything it starts are
+	// held so that none outlives toolgate: "cgroup" or "subreaper"
+	// (Linux), "process-group" (other Unixes), "job-object" (Windows).
+	// For a launcher plugin it is the plugin process's, which holds what
+	// its local executor starts.
+	Containment string `json:"containment,omitempty"`
 	Restarts    int    `json:"restarts"`
 	// Degraded says why a ready server is usable but not whole (it lists
 	// more tools than max_tools: only the first are kept); "" when whole.
@@ -208,6 +215,7 @@ func (m *Manager) Status() []ServerStatus {
 				st.Environment = config.LocalEnvironment
 			}
 			st.Launcher = s.target.LauncherName
+			st.Containment = launch.Containment()
 		}
 		if s.err != nil {
 			st.Error = s.err.Error()

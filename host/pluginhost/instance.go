@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/internal/backoff"
+	"github.com/toolgate/toolgate/internal/contain"
 	"github.com/toolgate/toolgate/sdk"
 )
 
@@ -73,9 +74,24 @@ type process struct {
 	// pinnedDir holds the verified copy of a pinned binary that the
 	// process runs from; removed once the process has ended.
 	pinnedDir string
+	// cell holds the plugin and everything it starts (a launcher's
+	// servers, a hook's commands): closed, ending them, once the plugin
+	// process has been reaped. nil until the start creates it.
+	cell *contain.Cell
 
 	// exit says how the process ended; written before gone closes.
 	exit string
+}
+
+// closeCell ends whatever the plugin left running and removes its cgroup,
+// once the plugin process has been reaped.
+func (p *process) closeCell(log hclog.Logger) {
+	if p.cell == nil {
+		return
+	}
+	if err := p.cell.Close(); err != nil {
+		log.Warn("could not end every process the plugin started", "error", err)
+	}
 }
 
 // removePinnedCopy deletes the verified copy a pinned plugin ran from,
@@ -232,6 +248,7 @@ func (in *instance) keep(p *process, block config.Plugin, env *config.Environmen
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread() // runs last: after Kill has reaped the process
 	defer p.removePinnedCopy(in.log)
+	defer p.closeCell(in.log) // after Kill below has reaped the process
 
 	if err := in.start(p, block, env); err != nil {
 		if p.client != nil {

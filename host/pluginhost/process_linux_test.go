@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolgate/toolgate/host/pluginhost"
+	"github.com/toolgate/toolgate/internal/contain"
 	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/sdk"
 )
@@ -175,6 +176,50 @@ environment "viaplugin" {
 		if err := procwatch.WaitGone(ctx, pid); err != nil {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 			t.Errorf("process %d outlived the SIGKILLed host: %v", pid, err)
+		}
+	}
+}
+
+// TestPluginRunsInACgroupOfItsOwn: a plugin process is contained like a
+// stdio server: in a cgroup of its own under the host's (so whatever it
+// starts, even with setsid, ends with it), which is gone once the host
+// has stopped the plugin.
+func TestPluginRunsInACgroupOfItsOwn(t *testing.T) {
+	if kind, why := contain.Default().Kind(); kind != contain.KindCgroup {
+		t.Skipf("containment here is %s: %v", kind, why)
+	}
+	cfg := loadConfig(t, fmt.Sprintf(`
+plugin "allow" {
+  kind = "hook"
+  path = %q
+}
+`, bin("hook-allow")))
+	h, _ := newHost(t, cfg, pluginhost.Options{Logger: testLogger(t, hclog.Warn)})
+	if _, err := hookNamed(t, h, "allow").PermissionRequest(t.Context(), request); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", h.Status()[0].Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^0::(.*/toolgate-` + strconv.Itoa(os.Getpid()) + `/plugin-allow-\d+)$`).FindStringSubmatch(string(raw))
+	if m == nil {
+		t.Fatalf("plugin's cgroups:\n%s\nwant a cgroup toolgate-%d/plugin-allow-N", raw, os.Getpid())
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The cgroup directory, wherever cgroup2 is mounted, is gone.
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(mounts), "\n") {
+		f := strings.Fields(line)
+		if i := slices.Index(f, "-"); i > 4 && i+1 < len(f) && f[i+1] == "cgroup2" && f[3] == "/" {
+			if _, err := os.Stat(f[4] + m[1]); !os.IsNotExist(err) {
+				t.Errorf("the plugin's cgroup %s%s is still there after Close: %v", f[4], m[1], err)
+			}
 		}
 	}
 }

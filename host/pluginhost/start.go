@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/internal/contain"
 	"github.com/toolgate/toolgate/sdk"
 	"github.com/toolgate/toolgate/sdk/guardian"
 	"github.com/toolgate/toolgate/sdk/hook"
@@ -66,6 +67,14 @@ func (in *instance) start(p *process, block config.Plugin, env *config.Environme
 	cmd := exec.Command(binary)
 	cmd.Env = in.h.pluginEnv(block.EnvVars)
 	setPdeathsig(cmd)
+	cell, err := contain.Default().NewCell("plugin-" + in.name)
+	if err != nil {
+		in.log.Warn("plugin runs with weaker containment", "error", err)
+	}
+	p.cell = cell
+	if cmd.SysProcAttr != nil {
+		cell.Prepare(cmd.SysProcAttr)
+	}
 	p.cmd = cmd
 	p.client = plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
@@ -81,6 +90,9 @@ func (in *instance) start(p *process, block config.Plugin, env *config.Environme
 	rpc, err := p.client.Client()
 	if cmd.Process != nil {
 		p.pid = cmd.Process.Pid
+		if cerr := cell.Started(p.pid); cerr != nil && err == nil {
+			return fmt.Errorf("plugin %q: %w", in.name, cerr) // the keeper kills it
+		}
 	}
 	if err != nil {
 		return in.handshakeError(block, cmd, err)

@@ -7,7 +7,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/contain"
 )
 
 // StartCommand starts cmd with its standard streams connected to pipes and
@@ -20,6 +24,13 @@ import (
 // which the Go runtime keeps unless a goroutine exits while locked to it).
 // When the process exits, the rest of its group gets SIGTERM. Elsewhere
 // Signal targets the process only.
+//
+// On Linux the process also gets a containment cell of its own
+// (internal/contain: a cgroup v2 under the plugin's own cgroup, or a
+// descendant walk as child subreaper): Signal reaches what it started
+// even outside its group (setsid), and once it has exited and been
+// reaped, what it left gets two seconds after the SIGTERM and is then
+// killed, so nothing it started outlives it.
 //
 // Its stdio are *os.File pipes, so the shim can pass them to a host on
 // the same machine (see [Process]).
@@ -51,9 +62,23 @@ func StartCommand(cmd *exec.Cmd) (Process, error) {
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = files[0], files[3], files[5]
 	setProcAttr(cmd)
+	// A cell of its own (Linux: a cgroup, or the subreaper's walk; see
+	// internal/contain) holds whatever the process starts, even what
+	// leaves its group. A weaker cell still works, so its error is not
+	// fatal; the plugin process is itself in the host's cell.
+	cell, _ := contain.Default().NewCell(filepath.Base(cmd.Path))
+	cell.Prepare(cmd.SysProcAttr)
 	if err := cmd.Start(); err != nil {
 		closeAll()
+		_ = cell.Close()
 		return nil, classifyStartError(err)
+	}
+	if err := cell.Started(cmd.Process.Pid); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		closeAll()
+		_ = cell.Close()
+		return nil, &StartError{Kind: KindOther, Message: err.Error()}
 	}
 	_ = files[0].Close()
 	_ = files[3].Close()
@@ -63,11 +88,16 @@ func StartCommand(cmd *exec.Cmd) (Process, error) {
 		stdin:  files[1],
 		stdout: files[2],
 		stderr: files[4],
+		cell:   cell,
 		done:   make(chan struct{}),
 	}
 	go p.reap()
 	return p, nil
 }
+
+// descendantGrace is how long what an exited child started gets to end
+// after SIGTERM before it is killed.
+const descendantGrace = 2 * time.Second
 
 // commandProcess is a child started by StartCommand.
 type commandProcess struct {
@@ -75,6 +105,7 @@ type commandProcess struct {
 	cmd                   *exec.Cmd
 	stdin, stdout, stderr *os.File
 
+	cell    *contain.Cell
 	done    chan struct{} // closed once the child is reaped; waitErr is set before
 	waitErr error
 
@@ -122,6 +153,10 @@ func (p *commandProcess) reap() {
 		p.mu.Unlock()
 	}
 	err := p.cmd.Wait()
+	// What the child started gets the grace a process group gets after
+	// SIGTERM; then whatever is left of its cell is killed.
+	p.cell.WaitEmpty(descendantGrace)
+	_ = p.cell.Close()
 	var xe *exec.ExitError
 	if errors.As(err, &xe) {
 		err = exitErrorOf(xe)

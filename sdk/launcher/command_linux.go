@@ -25,15 +25,20 @@ func (p *commandProcess) signalLocked(sig Signal) error {
 	if sig == SignalKill {
 		s = syscall.SIGKILL
 	}
+	// The cell first: the subreaper's walk follows parent links, which
+	// the group's signal would cut.
+	cerr := p.cell.SignalOthers(s)
 	if err := syscall.Kill(-p.cmd.Process.Pid, s); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return err
 	}
-	return nil
+	return cerr
 }
 
-// endRestOfGroupLocked asks what is left of the exited child's group to
-// end; the child is still a zombie, so its group id is still its own.
+// endRestOfGroupLocked asks what is left of the exited child's group and
+// cell to end; the child is still a zombie, so its group id is still its
+// own.
 func (p *commandProcess) endRestOfGroupLocked() {
+	_ = p.cell.SignalOthers(syscall.SIGTERM)
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
 }
 

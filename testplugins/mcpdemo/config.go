@@ -55,9 +55,13 @@ type Config struct {
 	// EscapingChildPidFile: --spawn-escaping-child writes the child\'s pid here.
 	EscapingChildPidFile string
 	SleepForever         bool // hidden: what the --spawn-child grandchild runs
-	StrayResponses       bool
-	BadTools             bool
-	ListChangedStorm     time.Duration // 0: off
+	// FamilyPidFile: --spawn-family writes the pids of the server, its
+	// three group children and the setsid grandchild here.
+	FamilyPidFile    string
+	FamilyParent     bool // hidden: the --spawn-family child that starts the setsid grandchild
+	StrayResponses   bool
+	BadTools         bool
+	ListChangedStorm time.Duration // 0: off
 
 	// Observability and capabilities.
 	CallLog                 string
@@ -70,6 +74,10 @@ type Config struct {
 // sleepForeverFlag is internal plumbing for --spawn-child, left out of
 // --help on purpose.
 const sleepForeverFlag = "sleep-forever"
+
+// familyParentFlag is internal plumbing for --spawn-family: the first
+// child, which starts the setsid grandchild and prints its pid.
+const familyParentFlag = "family-parent"
 
 // ParseArgs parses the mcp-demo command line (without the program name).
 // It returns flag.ErrHelp for -h/--help, leaving printing Usage to the
@@ -139,6 +147,8 @@ func newFlagSet(cfg *Config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.BadTools, "bad-tools", false, "stdio: every tools/list answer also lists a tool named 5 (a number), one whose name holds a lone UTF-16 surrogate, and a second tool named echo")
 	fs.DurationVar(&cfg.ListChangedStorm, "list-changed-storm", 0, "stdio: once notifications/initialized arrives, send notifications/tools/list_changed every `INTERVAL` (e.g. 5ms) until the session ends")
 	fs.BoolVar(&cfg.SleepForever, sleepForeverFlag, false, "internal: sleep until killed (the --spawn-child child)")
+	fs.StringVar(&cfg.FamilyPidFile, "spawn-family", "", "start three long-sleeping children in the server's process group, the first of which starts a grandchild in a session of its own (setsid), and append the line \"SERVER CHILD CHILD CHILD GRANDCHILD\" (pids) to `FILE` (Unix)")
+	fs.BoolVar(&cfg.FamilyParent, familyParentFlag, false, "internal: the --spawn-family child that starts the setsid grandchild")
 
 	fs.StringVar(&cfg.CallLog, "call-log", "", "append one JSON line per tools/call and per cancellation to `FILE`")
 	fs.Func("sandbox-capability", "declare capabilities.experimental[`NAME`] = {} (repeatable)", func(v string) error {
@@ -211,7 +221,7 @@ func writeUsage(w io.Writer, fs *flag.FlagSet) {
 	b.WriteString(usageHeader)
 	b.WriteString("\nFlags:\n")
 	fs.VisitAll(func(f *flag.Flag) {
-		if f.Name == sleepForeverFlag {
+		if f.Name == sleepForeverFlag || f.Name == familyParentFlag {
 			return
 		}
 		arg, text := flag.UnquoteUsage(f)

@@ -156,6 +156,13 @@
 //	                      in a session of its own (setsid, out of the process
 //	                      group) that inherits stdout and stderr, and write its
 //	                      pid to FILE: the server's pipes outlive the server.
+//	--spawn-family FILE   at start, re-execute this binary as three long
+//	                      sleepers in the server's process group; the first
+//	                      starts a fourth in a session of its own (setsid), as
+//	                      servers that start language servers or browsers do.
+//	                      FILE (or FIFO) gets the line "SERVER CHILD CHILD CHILD
+//	                      GRANDCHILD" (pids, one write once all run) so tests can
+//	                      check that every one of them ends with the server.
 //	--spawn-child         at start, re-execute this binary as a long sleeper in
 //	                      the same process group and print "child pid N" to
 //	                      stderr; proves a host kills the whole group. The

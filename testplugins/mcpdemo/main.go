@@ -37,6 +37,14 @@ func Main(p Process) int {
 		sleepUntilKilled()
 		return 0
 	}
+	if cfg.FamilyParent {
+		if err := runFamilyParent(p.Stdout); err != nil {
+			fmt.Fprintf(p.Stderr, "mcp-demo: %v\n", err)
+			return 1
+		}
+		sleepUntilKilled()
+		return 0
+	}
 	for i := range cfg.StderrFlood {
 		fmt.Fprintf(p.Stderr, "mcp-demo: flood line %d\n", i)
 	}
@@ -56,6 +64,12 @@ func Main(p Process) int {
 	}
 	if cfg.EscapingChildPidFile != "" {
 		if err := spawnEscapingChild(cfg.EscapingChildPidFile); err != nil {
+			stderr.printf("mcp-demo: %v", err)
+			return 1
+		}
+	}
+	if cfg.FamilyPidFile != "" {
+		if err := spawnFamily(cfg.FamilyPidFile); err != nil {
 			stderr.printf("mcp-demo: %v", err)
 			return 1
 		}

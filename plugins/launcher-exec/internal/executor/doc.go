@@ -65,9 +65,12 @@
 //
 // # Shutdown and orphans
 //
-// Every executor process is started with launcher.StartCommand: its own
-// process group, which signals reach as a whole, and SIGKILL when the
-// plugin dies (Pdeathsig). The host closes stdin first (the MCP shutdown
+// Every executor process is started here, in the plugin process, with
+// launcher.StartCommand: its own process group, which signals reach as a
+// whole, SIGKILL when the plugin dies (Pdeathsig), and on Linux a
+// containment cell (a cgroup under the plugin's own cgroup, which the
+// host made for the plugin, or the subreaper walk) so that what the
+// local executor's server starts with setsid ends with it too. The host closes stdin first (the MCP shutdown
 // order) and signals only if that does not end the process. Remote
 // executors rely on the stdin EOF: ssh, docker, kubectl and nomad forward
 // it, and a server that exits on EOF (as MCP requires) ends remotely

@@ -1,0 +1,59 @@
+// Package contain keeps track of every process a child of toolgate starts,
+// so that stopping the child (or toolgate dying, even by SIGKILL) ends all
+// of them: its process group, and also descendants that left the group or
+// the session (setsid), as language servers, browsers and shells do.
+//
+// A [Cell] holds one child (a stdio server, a plugin) and everything it
+// starts. [Manager.NewCell] picks the strongest containment the OS and the
+// process's rights allow, reported by [Cell.Kind]:
+//
+//   - Linux, [KindCgroup]: the child is started inside a cgroup v2 of its
+//     own (clone3 CLONE_INTO_CGROUP, so not even its first fork escapes),
+//     created under toolgate's own cgroup2 path (found through
+//     /proc/self/mountinfo and /proc/self/cgroup) as
+//     toolgate-<pid>/<name>-<n>. Nothing inside can leave it, whatever it
+//     does with setsid; cgroup.kill ends it all at once (kernels without
+//     cgroup.kill: SIGKILL to every pid in cgroup.procs until it is
+//     empty). Each cgroup is removed once empty. This needs toolgate's own
+//     cgroup to be writable: as root, or inside a delegated subtree such
+//     as a systemd user service or `systemd-run --user --scope` (the
+//     kernel only moves a process between cgroups whose common ancestor
+//     the writer may write, so no other place would work for a non-root
+//     toolgate).
+//   - Linux, [KindSubreaper]: when no cgroup can be made (or
+//     TOOLGATE_CONTAINMENT=subreaper, which tests use to force it),
+//     toolgate becomes a child subreaper (PR_SET_CHILD_SUBREAPER), so
+//     orphaned descendants are re-parented to toolgate rather than to
+//     init, and each stop walks the descendants: parent links from the
+//     leader, members of any process group or session a found process
+//     leads, repeated until nothing new appears; every process found is
+//     remembered (with its start time, so a reused pid is never
+//     signalled), so a grandchild whose parent was just killed is still
+//     known. Limit: a descendant that left the group and the session and
+//     whose parent exited before the stop began is not found.
+//   - macOS and other Unixes, [KindProcessGroup]: the process group only
+//     (host/launch adds its watchdog for host death).
+//   - Windows, [KindJobObject]: host/launch's Job Object.
+//
+// # Toolgate SIGKILLed
+//
+// On Linux a supervisor ends what toolgate started when toolgate cannot:
+// the same binary, re-executed through /proc/self/exe with
+// TOOLGATE_CONTAIN_ROLE=supervisor (an init function here catches it
+// before main runs, in any binary that links this package), in a process
+// group of its own, reading a pipe whose only writer is toolgate. Cells
+// register and unregister themselves on that pipe. When the pipe reaches
+// EOF while cells are registered, toolgate died: the supervisor kills
+// every registered cgroup (or walks and kills every registered process
+// group's descendants), removes the cgroups and exits. It is the same
+// shape as host/launch's macOS watchdog (EOF on a pipe from the host
+// means the host is gone), one per toolgate process rather than one per
+// server. It runs only while a cell is registered: the last
+// unregistration closes the pipe and reaps it, so it never outlives its
+// work. Between a process's start and its cell's registration (fallback
+// only; cgroups are registered before the start) there is a window of
+// microseconds.
+//
+// It must not decide when a child stops (its owner does) or log: errors
+// are returned for the owner's logger.
+package contain

@@ -49,6 +49,10 @@ type Options struct {
 	// the results its server sent after it. It runs on the server
 	// connection's read path and must not block; nil logs them.
 	ServerLog func(ctx context.Context, server string, p *mcp.LoggingMessageParams)
+	// ResourceUpdated receives notifications/resources/updated for the
+	// resources subscribed with Subscribe. It runs on the server
+	// connection's read path and must not block.
+	ResourceUpdated func(server, uri string)
 	// NameLimit bounds flat model names; 0 means the config default (64).
 	NameLimit int
 	// HTTPClient carries Streamable HTTP requests; nil means a default
@@ -110,14 +114,16 @@ type Manager struct {
 type server struct {
 	name string // fixed; the rest is guarded by Manager.mu
 
-	cfg    config.Server
-	filter catalog.Filter
+	cfg         config.Server
+	filter      catalog.Filter
+	offerFilter offerFilters
 
 	status    string
 	err       error
 	client    *mcpclient.Client
 	gen       int // bumped per client, so stale callbacks are ignored
 	tools     []*mcp.Tool
+	offers    offers // resources, templates and prompts
 	init      *mcp.InitializeResult
 	target    environment.Target
 	restarts  int
@@ -193,11 +199,12 @@ func serverFilter(sc config.Server) catalog.Filter {
 // newServer returns the record of a server block that has not started.
 func newServer(sc config.Server) *server {
 	s := &server{
-		name:    sc.Name,
-		cfg:     sc,
-		filter:  serverFilter(sc),
-		status:  StatusPending,
-		settled: make(chan struct{}),
+		name:        sc.Name,
+		cfg:         sc,
+		filter:      serverFilter(sc),
+		offerFilter: newOfferFilters(sc),
+		status:      StatusPending,
+		settled:     make(chan struct{}),
 	}
 	if !sc.Enabled {
 		s.status = StatusDisabled
@@ -285,6 +292,7 @@ func (m *Manager) startServer(ctx context.Context, s *server) {
 // becomeReady installs a connected client. Called with m.mu held.
 func (m *Manager) becomeReady(s *server, c *connected) {
 	s.client, s.tools, s.init, s.target = c.client, c.tools, c.client.InitializeResult(), c.target
+	s.offers = c.offers
 	s.degraded = c.degraded
 	if c.degraded != nil {
 		m.log.Warn("server degraded", "server", s.name, "reason", c.degraded)

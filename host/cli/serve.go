@@ -106,7 +106,7 @@ func (g *globals) serve(cmd *cobra.Command, httpAddr string, watch bool) error {
 	h, sum, err := g.startHost(ctx, cfg, true, host.Options{
 		Asker:           gw,
 		AskerIsUpstream: true,
-		Manager:         manager.Options{ServerLog: gw.ForwardLog},
+		Manager:         manager.Options{ServerLog: gw.ForwardLog, ResourceUpdated: gw.ForwardResourceUpdated},
 	})
 	if err != nil {
 		_ = gw.Close()

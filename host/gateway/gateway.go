@@ -95,6 +95,9 @@ type Gateway struct {
 	// see nameTools.
 	holders map[string]Owner
 	closed  bool
+
+	// offerState holds resources, prompts and subscriptions (resources.go).
+	offerState
 }
 
 // New returns a gateway that serves nothing until Attach.
@@ -158,8 +161,9 @@ func (g *Gateway) Attach(h *host.Host) error {
 			}
 		}
 	}))
-	g.wg.Add(1)
+	g.wg.Add(2)
 	go g.followCatalog()
+	go g.deliverUpdates()
 	return nil
 }
 
@@ -434,7 +438,7 @@ func instructions(step *exposure.Step) string {
 }
 
 func (g *Gateway) newServer(id string, step *exposure.Step) *mcp.Server {
-	s := mcp.NewServer(g.impl, &mcp.ServerOptions{
+	opts := &mcp.ServerOptions{
 		Instructions: instructions(step),
 		Logger:       slogbridge.New(g.log.Named("sdk")),
 		Capabilities: &mcp.ServerCapabilities{
@@ -442,7 +446,9 @@ func (g *Gateway) newServer(id string, step *exposure.Step) *mcp.Server {
 			Tools:   &mcp.ToolCapabilities{ListChanged: true},
 		},
 		GetSessionID: func() string { return id },
-	})
+	}
+	g.offerOptions(opts)
+	s := mcp.NewServer(g.impl, opts)
 	s.AddReceivingMiddleware(recordNegotiatedVersion)
 	return s
 }

@@ -332,7 +332,7 @@ type servedTool struct {
 // planFor returns the plan of step's tools, building it only when the
 // catalog or the exposure of its tools changed since the last one.
 func (g *Gateway) planFor(step *exposure.Step) *catalogPlan {
-	visible, deferred := step.Tools(), step.Deferred()
+	visible, deferred := withoutResourceTools(step.Tools()), step.Deferred()
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%d\x00", step.Revision())
 	for _, t := range visible {

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/host"
+	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/host/manager"
 )
 
@@ -489,4 +490,17 @@ func (g *Gateway) hostOf() *host.Host {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.host
+}
+
+// withoutResourceTools leaves out the host's resource tools
+// (list_mcp_resources, ...): upstream clients get resources/* instead.
+func withoutResourceTools(tools []*exposure.Tool) []*exposure.Tool {
+	out := tools[:0:0]
+	for _, t := range tools {
+		if t.Exposure == exposure.Builtin && exposure.IsResourceTool(t.ModelName) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
 }

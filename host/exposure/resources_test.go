@@ -52,7 +52,7 @@ func TestResourceToolsForTheModel(t *testing.T) {
 		t.Helper()
 		res := step.Call(t.Context(), exposure.CallRequest{Name: "list_mcp_resources", Arguments: []byte(args)})
 		var page struct {
-			Resources []struct{ Server, URI string }
+			Resources  []struct{ Server, URI string }
 			NextCursor string
 		}
 		if err := json.Unmarshal([]byte(res.Raw.Content[0].(*mcp.TextContent).Text), &page); err != nil || res.Raw.IsError {

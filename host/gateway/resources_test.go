@@ -156,3 +156,36 @@ func sorted(s []string) []string {
 	}
 	return out
 }
+
+// TestResourceUpdateStormNeverBlocks: a server that sends a storm of
+// resources/updated while the subscribed client does not read them
+// holds nothing up: each update is taken at once and coalesced, and the
+// client still gets an update once it reads again.
+func TestResourceUpdateStormNeverBlocks(t *testing.T) {
+	f := newFixture(t, "", demoServer(t, "docs", t.TempDir()+"/calls", "prefix = false", "--resources", "1"))
+	release := make(chan struct{})
+	got := make(chan string, 1)
+	cs := f.connectHTTP(t, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+		<-release
+		select {
+		case got <- r.Params.URI:
+		default:
+		}
+	}})
+	if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "demo://doc/00001"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 100000 {
+		f.gw.ForwardResourceUpdated("docs", "demo://doc/00001")
+		f.gw.ForwardResourceUpdated("docs", "demo://not-subscribed")
+	}
+	close(release)
+	select {
+	case u := <-got:
+		if u != "demo://doc/00001" {
+			t.Fatalf("update for %q", u)
+		}
+	case <-t.Context().Done():
+		t.Fatal("no update after the storm")
+	}
+}

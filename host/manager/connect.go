@@ -93,6 +93,7 @@ func (m *Manager) connect(ctx context.Context, s *server) (*connected, error) {
 		}
 	}
 	o, odeg := m.listOffers(ctx, s, c)
+	m.resubscribe(ctx, s, c)
 	return &connected{client: c, tools: m.filterTools(s, tools), offers: o, target: target, degraded: errors.Join(degraded, odeg)}, nil
 }
 

@@ -118,25 +118,28 @@ type server struct {
 	filter      catalog.Filter
 	offerFilter offerFilters
 
-	status    string
-	err       error
-	client    *mcpclient.Client
-	gen       int // bumped per client, so stale callbacks are ignored
-	tools     []*mcp.Tool
-	offers    offers // resources, templates and prompts
-	init      *mcp.InitializeResult
-	target    environment.Target
-	restarts  int
-	degraded  error         // why a ready server is not whole (too many tools); nil: whole
-	readyAt   time.Time     // when the current client became ready
-	crashes   int           // crashes in a row, each within StableAfter of the last start
-	retired   bool          // removed or replaced by Apply: never act again
-	changes   int           // list_changed notifications seen for gen
-	relisting *time.Timer   // pending debounced relist
-	relistBy  time.Time     // the pending relist runs by then, whatever arrives
-	listing   bool          // a relist is running
-	listAgain bool          // a relist came due while one was running
-	settled   chan struct{} // closed when the first startup attempt ended
+	status string
+	err    error
+	client *mcpclient.Client
+	gen    int // bumped per client, so stale callbacks are ignored
+	tools  []*mcp.Tool
+	offers offers // resources, templates and prompts
+	// subscribed are the resource URIs subscribed through Subscribe,
+	// subscribed again when a restarted client becomes ready.
+	subscribed map[string]bool
+	init       *mcp.InitializeResult
+	target     environment.Target
+	restarts   int
+	degraded   error         // why a ready server is not whole (too many tools); nil: whole
+	readyAt    time.Time     // when the current client became ready
+	crashes    int           // crashes in a row, each within StableAfter of the last start
+	retired    bool          // removed or replaced by Apply: never act again
+	changes    int           // list_changed notifications seen for gen
+	relisting  *time.Timer   // pending debounced relist
+	relistBy   time.Time     // the pending relist runs by then, whatever arrives
+	listing    bool          // a relist is running
+	listAgain  bool          // a relist came due while one was running
+	settled    chan struct{} // closed when the first startup attempt ended
 }
 
 // New builds a manager for cfg's servers. Nothing starts until Start.

@@ -204,7 +204,8 @@ func (m *Manager) Complete(ctx context.Context, server string, params *mcp.Compl
 }
 
 // Subscribe sends resources/subscribe for uri to server; updates reach
-// Options.ResourceUpdated.
+// Options.ResourceUpdated. The subscription outlives the connection: a
+// server that restarts is subscribed again once ready.
 func (m *Manager) Subscribe(ctx context.Context, server, uri string) error {
 	c, f, err := m.readyClient(ctx, server)
 	if err != nil {
@@ -213,14 +214,47 @@ func (m *Manager) Subscribe(ctx context.Context, server, uri string) error {
 	if !f.resources.Allows(uri) {
 		return fmt.Errorf("%w: resource %.200q is disabled for MCP server %q", ErrResourceDisabled, uri, server)
 	}
-	return c.Subscribe(ctx, uri)
+	if err := c.Subscribe(ctx, uri); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	if s := m.servers[server]; s != nil {
+		if s.subscribed == nil {
+			s.subscribed = map[string]bool{}
+		}
+		s.subscribed[uri] = true
+	}
+	m.mu.Unlock()
+	return nil
 }
 
 // Unsubscribe sends resources/unsubscribe for uri to server.
 func (m *Manager) Unsubscribe(ctx context.Context, server, uri string) error {
+	m.mu.Lock()
+	if s := m.servers[server]; s != nil {
+		delete(s.subscribed, uri)
+	}
+	m.mu.Unlock()
 	c, _, err := m.readyClient(ctx, server)
 	if err != nil {
 		return err
 	}
 	return c.Unsubscribe(ctx, uri)
+}
+
+// resubscribe subscribes a new client of s (a restart) to what s was
+// subscribed to before, before it becomes ready: once ready, updates
+// flow again. A failure is logged, not fatal: the tools still work.
+func (m *Manager) resubscribe(ctx context.Context, s *server, c *mcpclient.Client) {
+	m.mu.Lock()
+	uris := make([]string, 0, len(s.subscribed))
+	for uri := range s.subscribed {
+		uris = append(uris, uri)
+	}
+	m.mu.Unlock()
+	for _, uri := range uris {
+		if err := c.Subscribe(ctx, uri); err != nil {
+			m.log.Warn("subscribing again after a restart failed; updates of the resource stop", "server", s.name, "error", err)
+		}
+	}
 }

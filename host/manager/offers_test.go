@@ -97,3 +97,39 @@ func TestResourceUpdatesReachTheHost(t *testing.T) {
 		t.Fatal("no update")
 	}
 }
+
+// TestSubscriptionsSurviveARestart: a server that crashed and came back
+// is subscribed again before it is ready, so updates keep flowing.
+func TestSubscriptionsSurviveARestart(t *testing.T) {
+	got := make(chan string, 4)
+	f := startWith(t, func(o *manager.Options) {
+		o.ResourceUpdated = func(_, uri string) {
+			select {
+			case got <- uri:
+			default:
+			}
+		}
+	}, demo(t, "docs", "--resources", "1", "--crash-after", "1"))
+	if err := f.m.Subscribe(t.Context(), "docs", "demo://doc/00001"); err != nil {
+		t.Fatal(err)
+	}
+	// The first call's update arrives, then the server exits.
+	if _, err := f.m.CallTool(t.Context(), "docs", "touch_resource", map[string]any{"uri": "demo://doc/00001"}, nil, mcpclient.CallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	<-got
+	if _, err := f.rec.WaitFor(t.Context(), func(e events.Event) bool {
+		s, ok := e.(events.ServerState)
+		return ok && s.Server == "docs" && s.Status == events.StatusReady && s.Restarts == 1
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.m.CallTool(t.Context(), "docs", "touch_resource", map[string]any{"uri": "demo://doc/00001"}, nil, mcpclient.CallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-got:
+	case <-t.Context().Done():
+		t.Fatal("no update after the restart: the subscription was lost")
+	}
+}

@@ -56,6 +56,7 @@ build: deps ## build bin/toolgate, the plugins and the test servers
 		$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/plugins/$$name $$pkg; \
 	done
 	$(GO) build -o $(BIN)/testplugins/ ./testplugins/plugins/...
+	$(GO) build -o $(BIN)/testplugins/everything-server github.com/modelcontextprotocol/go-sdk/conformance/everything-server
 
 .PHONY: proto
 proto: ## regenerate sdk/internal/pb from sdk/proto (pinned generators into bin/tools)

@@ -124,7 +124,7 @@ func (g *globals) serve(cmd *cobra.Command, httpAddr, metricsAddr string, watch 
 	h, sum, err := g.startHost(ctx, cfg, true, host.Options{
 		Asker:           gw,
 		AskerIsUpstream: true,
-		Manager:         manager.Options{ServerLog: gw.ForwardLog},
+		Manager:         manager.Options{ServerLog: gw.ForwardLog, ResourceUpdated: gw.ForwardResourceUpdated},
 		Sinks:           ops.sinks,
 	})
 	if err != nil {

@@ -148,6 +148,10 @@ type rawServer struct {
 	ToolTimeoutSec           *hcl.Attribute `hcl:"tool_timeout_sec,optional"`
 	EnabledTools             *hcl.Attribute `hcl:"enabled_tools,optional"`
 	DisabledTools            *hcl.Attribute `hcl:"disabled_tools,optional"`
+	EnabledResources         *hcl.Attribute `hcl:"enabled_resources,optional"`
+	DisabledResources        *hcl.Attribute `hcl:"disabled_resources,optional"`
+	EnabledPrompts           *hcl.Attribute `hcl:"enabled_prompts,optional"`
+	DisabledPrompts          *hcl.Attribute `hcl:"disabled_prompts,optional"`
 	ProtocolVersion          *hcl.Attribute `hcl:"protocol_version,optional"`
 	Environment              *hcl.Attribute `hcl:"environment,optional"`
 	DefaultToolsApprovalMode *hcl.Attribute `hcl:"default_tools_approval_mode,optional"`

@@ -67,6 +67,22 @@ func (l *loader) server(d *decoder, r *rawServer) {
 		s.DisabledTools = v
 		d.globs(r.DisabledTools, v)
 	}
+	if v, ok := d.stringList(r.EnabledResources); ok {
+		s.EnabledResources = v // [] means "no resource"
+		d.globs(r.EnabledResources, v)
+	}
+	if v, ok := d.stringList(r.DisabledResources); ok {
+		s.DisabledResources = v
+		d.globs(r.DisabledResources, v)
+	}
+	if v, ok := d.stringList(r.EnabledPrompts); ok {
+		s.EnabledPrompts = v // [] means "no prompt"
+		d.globs(r.EnabledPrompts, v)
+	}
+	if v, ok := d.stringList(r.DisabledPrompts); ok {
+		s.DisabledPrompts = v
+		d.globs(r.DisabledPrompts, v)
+	}
 	if v, ok := d.enum(r.ProtocolVersion, "protocol version", append([]string{ProtocolAuto}, protocolVersions...)); ok {
 		s.ProtocolVersion = v
 	}

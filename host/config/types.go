@@ -339,14 +339,22 @@ type Server struct {
 	EnvHTTPHeaders    map[string]string // header name → env var name
 	OAuth             *OAuth
 
-	Enabled         bool
-	Required        bool
-	StartupTimeout  time.Duration
-	ToolTimeout     time.Duration
-	EnabledTools    []string // raw-name globs (internal/glob); nil = unset (all allowed); empty = nothing allowed
-	DisabledTools   []string // raw-name globs (internal/glob)
-	ProtocolVersion string   // ProtocolAuto or an explicit MCP version
-	Environment     string   // default "local"
+	Enabled        bool
+	Required       bool
+	StartupTimeout time.Duration
+	ToolTimeout    time.Duration
+	EnabledTools   []string // raw-name globs (internal/glob); nil = unset (all allowed); empty = nothing allowed
+	DisabledTools  []string // raw-name globs (internal/glob)
+	// EnabledResources / DisabledResources filter resources by URI and
+	// resource templates by URI template, like enabled_tools/disabled_tools
+	// (nil = unset, empty = nothing allowed; disabled wins).
+	EnabledResources  []string
+	DisabledResources []string
+	// EnabledPrompts / DisabledPrompts filter prompts by their raw names.
+	EnabledPrompts  []string
+	DisabledPrompts []string
+	ProtocolVersion string // ProtocolAuto or an explicit MCP version
+	Environment     string // default "local"
 
 	DefaultToolsApprovalMode ApprovalMode // "" = unset (auto)
 	Tools                    map[string]ToolConfig

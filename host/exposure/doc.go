@@ -16,6 +16,10 @@
 // and shapes the answer). Calls to parallel-safe tools (server opt-in or
 // readOnlyHint) run concurrently; all other calls of a step are serialized.
 //
+// When a server offers resources it adds the host tools
+// list_mcp_resources, list_mcp_resource_templates and read_mcp_resource
+// (resources.go); reads are audited but not put through approval.
+//
 // It must not decide approval, talk to servers, or shape results: it asks
 // the [Approver] and the [Executor] it is given.
 //

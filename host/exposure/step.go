@@ -179,6 +179,13 @@ func (s *Step) capture() {
 			s.registry[SearchToolName] = s.search
 			s.visible = append(s.visible, s.search)
 		}
+		for _, t := range resourceTools(s.cat.Resources, s.cat.Templates) {
+			if _, taken := s.registry[t.ModelName]; taken {
+				s.log.Warn("a server tool has the name of a host resource tool; the host's takes precedence", "tool", t.ModelName)
+			}
+			s.registry[t.ModelName] = t
+			s.visible = append(s.visible, t)
+		}
 	})
 }
 
@@ -305,6 +312,9 @@ func (s *Step) Call(ctx context.Context, req CallRequest) CallResult {
 	case Hidden:
 		return s.ended(req.CallID, t, started, fmt.Errorf(textNotForModel, t.Server, t.RawName()))
 	case Builtin:
+		if IsResourceTool(t.ModelName) {
+			return s.callResourceTool(ctx, req, t, started)
+		}
 		return s.callSearch(ctx, req, started)
 	}
 	args, err := execution.ParseArguments(req.Arguments)

@@ -26,6 +26,12 @@
 //     output schemas, annotations, icons and _meta are served as listed.
 //     Schemas go-sdk's AddTool would panic on are checked first: such a
 //     tool is left out with a warning, never a crash.
+//   - Resources, templates, prompts and completions (resources.go,
+//     subscribe.go): declared when a downstream server declares them,
+//     merged, routed to the owner; colliding URIs rewritten to
+//     toolgate://<server>/<uri> ([SplitURI] undoes it); prompts named like
+//     tools; subscriptions forwarded once and updates delivered, coalesced,
+//     only to the sessions that subscribed.
 //   - Deferred tools. When exposure defers tools, the session serves
 //     tool_search; tools it finds are added to that session's list
 //     (list_changed). Clients that ignore list_changed can call a found

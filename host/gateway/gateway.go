@@ -107,6 +107,8 @@ type Gateway struct {
 	closed  bool
 
 	ops ops // draining and work in flight; see ops.go
+	// offerState holds resources, prompts and subscriptions (resources.go).
+	offerState
 }
 
 // New returns a gateway that serves nothing until Attach.
@@ -170,8 +172,9 @@ func (g *Gateway) Attach(h *host.Host) error {
 			}
 		}
 	}))
-	g.wg.Add(1)
+	g.wg.Add(2)
 	go g.followCatalog()
+	go g.deliverUpdates()
 	return nil
 }
 
@@ -344,7 +347,7 @@ type servedTool struct {
 // planFor returns the plan of step's tools, building it only when the
 // catalog or the exposure of its tools changed since the last one.
 func (g *Gateway) planFor(step *exposure.Step) *catalogPlan {
-	visible, deferred := step.Tools(), step.Deferred()
+	visible, deferred := withoutResourceTools(step.Tools()), step.Deferred()
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%d\x00", step.Revision())
 	for _, t := range visible {
@@ -450,12 +453,14 @@ func instructions(step *exposure.Step) string {
 }
 
 func (g *Gateway) newServer(id string, step *exposure.Step) *mcp.Server {
-	s := mcp.NewServer(g.impl, &mcp.ServerOptions{
+	opts := &mcp.ServerOptions{
 		Instructions: instructions(step),
 		Logger:       slogbridge.New(g.log.Named("sdk")),
 		Capabilities: sessionCapabilities(),
 		GetSessionID: func() string { return id },
-	})
+	}
+	g.offerOptions(opts)
+	s := mcp.NewServer(g.impl, opts)
 	s.AddReceivingMiddleware(recordNegotiatedVersion)
 	return s
 }

@@ -62,6 +62,10 @@ type session struct {
 	calls     map[*call]struct{} // calls running their step
 	waiting   map[string]*call   // calls a 2026-07-28 client must resume, by requestState
 	done      bool
+
+	// offers are the resources, templates and prompts the session's
+	// server holds, and its subscriptions (resources.go).
+	offers sessionOffers
 }
 
 func newSession(g *Gateway, h *host.Host) *session {
@@ -171,6 +175,7 @@ func (s *session) end() {
 		_ = ss.Close()
 	}
 	s.g.unregister(s)
+	s.g.dropSubscriptions(s)
 	s.h.Approval().ForgetSession(s.id)
 	if ss != nil { // a handshake that failed opened no session
 		s.log.Info("upstream session ended")
@@ -184,6 +189,7 @@ func (s *session) end() {
 func (s *session) refresh() {
 	s.refreshMu.Lock()
 	defer s.refreshMu.Unlock()
+	s.syncOffers()
 	s.mu.Lock()
 	step, plan := s.step, s.plan
 	s.mu.Unlock()

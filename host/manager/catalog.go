@@ -21,6 +21,12 @@ type Catalog struct {
 	Revision uint64
 	// Tools are normalized across all servers, sorted by raw identity.
 	Tools []catalog.ToolInfo
+	// Resources, Templates and Prompts are what the ready servers list
+	// beyond tools, after their filters, in config order, with the same
+	// revision as Tools.
+	Resources []catalog.ResourceInfo
+	Templates []catalog.TemplateInfo
+	Prompts   []catalog.PromptInfo
 	// Servers describes each ready server, by name.
 	Servers map[string]ServerInfo
 }
@@ -72,6 +78,7 @@ func (m *Manager) Catalog() *Catalog {
 		}),
 		Servers: infos,
 	}
+	m.offersOf(m.cached)
 	return m.cached
 }
 
@@ -169,6 +176,9 @@ type ServerStatus struct {
 	Status      string `json:"status"`
 	Error       string `json:"error,omitempty"`
 	Tools       int    `json:"tools"`
+	Resources   int    `json:"resources,omitempty"`
+	Templates   int    `json:"resource_templates,omitempty"`
+	Prompts     int    `json:"prompts,omitempty"`
 	Protocol    string `json:"protocol,omitempty"`
 	ServerName  string `json:"server_name,omitempty"`
 	ServerVer   string `json:"server_version,omitempty"`
@@ -205,6 +215,9 @@ func (m *Manager) Status() []ServerStatus {
 			Transport: string(s.cfg.Transport),
 			Status:    s.status,
 			Tools:     len(s.tools),
+			Resources: len(s.offers.resources),
+			Templates: len(s.offers.templates),
+			Prompts:   len(s.offers.prompts),
 			Required:  s.cfg.Required,
 			Restarts:  s.restarts,
 			Auth:      m.authState(s.cfg, s.err),

@@ -21,6 +21,7 @@ import (
 type connected struct {
 	client *mcpclient.Client
 	tools  []*mcp.Tool
+	offers offers
 	target environment.Target
 	// degraded says why the server is usable but not whole (it listed
 	// more tools than max_tools); nil when it is whole.
@@ -91,7 +92,9 @@ func (m *Manager) connect(ctx context.Context, s *server) (*connected, error) {
 			break
 		}
 	}
-	return &connected{client: c, tools: m.filterTools(s, tools), target: target, degraded: degraded}, nil
+	o, odeg := m.listOffers(ctx, s, c)
+	m.resubscribe(ctx, s, c)
+	return &connected{client: c, tools: m.filterTools(s, tools), offers: o, target: target, degraded: errors.Join(degraded, odeg)}, nil
 }
 
 // connectWithin runs c.Connect but returns when ctx ends, without
@@ -196,13 +199,20 @@ func (m *Manager) clientOptions(s *server, cfg config.Server, gen int) (mcpclien
 		Secrets:         m.opts.Secrets,
 		MaxTools:        cfg.MaxTools,
 		Handlers: mcpclient.Handlers{
-			ToolsChanged: func() { m.toolsChanged(s, gen) },
+			// Any list change re-lists tools, resources, templates and
+			// prompts together: one debounce, one revision.
+			ToolsChanged:     func() { m.toolsChanged(s, gen) },
+			ResourcesChanged: func() { m.toolsChanged(s, gen) },
+			PromptsChanged:   func() { m.toolsChanged(s, gen) },
 		},
 	}
 	if m.opts.Elicit != nil {
 		opts.Handlers.Elicit = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return m.opts.Elicit(ctx, name, req)
 		}
+	}
+	if m.opts.ResourceUpdated != nil {
+		opts.Handlers.ResourceUpdated = func(uri string) { m.opts.ResourceUpdated(name, uri) }
 	}
 	if m.opts.ServerLog != nil {
 		opts.Handlers.Log = func(ctx context.Context, p *mcp.LoggingMessageParams) { m.opts.ServerLog(ctx, name, p) }

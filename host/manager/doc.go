@@ -16,7 +16,11 @@
 //     Authorization header, else client credentials, else a login stored
 //     by `toolgate login` (package oauth), else none; and the AUTH state
 //     `toolgate servers` shows;
-//   - routing a call to the server that owns it ([Manager.CallTool]);
+//   - routing a call to the server that owns it ([Manager.CallTool]), and
+//     reads, prompts/get, completions and subscriptions likewise
+//     ([Manager.ReadResource], ...), each checked against the block's
+//     resource and prompt filters; the resources, templates and prompts
+//     of ready servers join the catalog, re-listed on any list_changed;
 //   - crash detection, restarts with capped backoff, and shutdown of every
 //     client and process.
 //

@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/toolgate/toolgate/host/events"
@@ -26,6 +27,7 @@ func (m *Manager) watch(s *server, c *mcpclient.Client, gen int) {
 		return
 	}
 	s.status, s.err, s.tools, s.client = events.StatusFailed, err, nil, nil
+	s.offers = offers{}
 	if s.relisting != nil {
 		s.relisting.Stop()
 		s.relisting = nil
@@ -174,12 +176,14 @@ func (m *Manager) relist(s *server, gen int) {
 		m.log.Warn("server degraded", "server", s.name, "reason", degraded)
 	}
 	tools = m.filterTools(s, tools)
+	o, odeg := m.listOffers(ctx, s, c)
+	degraded = errors.Join(degraded, odeg)
 	m.mu.Lock()
 	if m.closed || s.gen != gen {
 		m.mu.Unlock()
 		return
 	}
-	s.tools, s.degraded = tools, degraded
+	s.tools, s.offers, s.degraded = tools, o, degraded
 	m.bump()
 	rev := m.revision
 	m.mu.Unlock()

@@ -49,6 +49,10 @@ type Options struct {
 	// the results its server sent after it. It runs on the server
 	// connection's read path and must not block; nil logs them.
 	ServerLog func(ctx context.Context, server string, p *mcp.LoggingMessageParams)
+	// ResourceUpdated receives notifications/resources/updated for the
+	// resources subscribed with Subscribe. It runs on the server
+	// connection's read path and must not block.
+	ResourceUpdated func(server, uri string)
 	// NameLimit bounds flat model names; 0 means the config default (64).
 	NameLimit int
 	// HTTPClient carries Streamable HTTP requests; nil means a default
@@ -110,27 +114,32 @@ type Manager struct {
 type server struct {
 	name string // fixed; the rest is guarded by Manager.mu
 
-	cfg    config.Server
-	filter catalog.Filter
+	cfg         config.Server
+	filter      catalog.Filter
+	offerFilter offerFilters
 
-	status    string
-	err       error
-	client    *mcpclient.Client
-	gen       int // bumped per client, so stale callbacks are ignored
-	tools     []*mcp.Tool
-	init      *mcp.InitializeResult
-	target    environment.Target
-	restarts  int
-	degraded  error         // why a ready server is not whole (too many tools); nil: whole
-	readyAt   time.Time     // when the current client became ready
-	crashes   int           // crashes in a row, each within StableAfter of the last start
-	retired   bool          // removed or replaced by Apply: never act again
-	changes   int           // list_changed notifications seen for gen
-	relisting *time.Timer   // pending debounced relist
-	relistBy  time.Time     // the pending relist runs by then, whatever arrives
-	listing   bool          // a relist is running
-	listAgain bool          // a relist came due while one was running
-	settled   chan struct{} // closed when the first startup attempt ended
+	status string
+	err    error
+	client *mcpclient.Client
+	gen    int // bumped per client, so stale callbacks are ignored
+	tools  []*mcp.Tool
+	offers offers // resources, templates and prompts
+	// subscribed are the resource URIs subscribed through Subscribe,
+	// subscribed again when a restarted client becomes ready.
+	subscribed map[string]bool
+	init       *mcp.InitializeResult
+	target     environment.Target
+	restarts   int
+	degraded   error         // why a ready server is not whole (too many tools); nil: whole
+	readyAt    time.Time     // when the current client became ready
+	crashes    int           // crashes in a row, each within StableAfter of the last start
+	retired    bool          // removed or replaced by Apply: never act again
+	changes    int           // list_changed notifications seen for gen
+	relisting  *time.Timer   // pending debounced relist
+	relistBy   time.Time     // the pending relist runs by then, whatever arrives
+	listing    bool          // a relist is running
+	listAgain  bool          // a relist came due while one was running
+	settled    chan struct{} // closed when the first startup attempt ended
 }
 
 // New builds a manager for cfg's servers. Nothing starts until Start.
@@ -193,11 +202,12 @@ func serverFilter(sc config.Server) catalog.Filter {
 // newServer returns the record of a server block that has not started.
 func newServer(sc config.Server) *server {
 	s := &server{
-		name:    sc.Name,
-		cfg:     sc,
-		filter:  serverFilter(sc),
-		status:  StatusPending,
-		settled: make(chan struct{}),
+		name:        sc.Name,
+		cfg:         sc,
+		filter:      serverFilter(sc),
+		offerFilter: newOfferFilters(sc),
+		status:      StatusPending,
+		settled:     make(chan struct{}),
 	}
 	if !sc.Enabled {
 		s.status = StatusDisabled
@@ -285,6 +295,7 @@ func (m *Manager) startServer(ctx context.Context, s *server) {
 // becomeReady installs a connected client. Called with m.mu held.
 func (m *Manager) becomeReady(s *server, c *connected) {
 	s.client, s.tools, s.init, s.target = c.client, c.tools, c.client.InitializeResult(), c.target
+	s.offers = c.offers
 	s.degraded = c.degraded
 	if c.degraded != nil {
 		m.log.Warn("server degraded", "server", s.name, "reason", c.degraded)

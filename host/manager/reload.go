@@ -68,7 +68,7 @@ func (m *Manager) Apply(cfg *config.Config, envs Environments) ApplyResult {
 			res.Restarted = append(res.Restarted, sc.Name)
 		default:
 			refilter := !slices.Equal(old.cfg.EnabledTools, sc.EnabledTools) || (old.cfg.EnabledTools == nil) != (sc.EnabledTools == nil) ||
-				!slices.Equal(old.cfg.DisabledTools, sc.DisabledTools)
+				!slices.Equal(old.cfg.DisabledTools, sc.DisabledTools) || offerFiltersChanged(old.cfg, sc)
 			if reflect.DeepEqual(old.cfg, sc) {
 				res.Kept = append(res.Kept, sc.Name)
 			} else {
@@ -76,6 +76,7 @@ func (m *Manager) Apply(cfg *config.Config, envs Environments) ApplyResult {
 			}
 			old.cfg = sc
 			old.filter = serverFilter(sc)
+			old.offerFilter = newOfferFilters(sc)
 			next[sc.Name] = old
 			if refilter && old.status == events.StatusReady {
 				// The listing is filtered when it arrives: list again.
@@ -126,6 +127,7 @@ func (m *Manager) retire(s *server) *mcpclient.Client {
 	}
 	c := s.client
 	s.client, s.tools = nil, nil
+	s.offers = offers{}
 	s.status = events.StatusCancelled
 	return c
 }

@@ -76,6 +76,14 @@ type Handlers struct {
 	// ToolsChanged is called when the server announces
 	// notifications/tools/list_changed. It must not block.
 	ToolsChanged func()
+	// ResourcesChanged and PromptsChanged are called on
+	// notifications/resources/list_changed and
+	// notifications/prompts/list_changed. They must not block.
+	ResourcesChanged func()
+	PromptsChanged   func()
+	// ResourceUpdated is called on notifications/resources/updated for a
+	// subscribed resource. It must not block.
+	ResourceUpdated func(uri string)
 	// Elicit answers a server-initiated elicitation/create. nil declines
 	// every request. While it runs, tool-call timeouts of this client pause.
 	Elicit func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
@@ -425,6 +433,21 @@ func (c *Client) clientOptions() *mcp.ClientOptions {
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			if f := c.opts.Handlers.ToolsChanged; f != nil {
 				f()
+			}
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			if f := c.opts.Handlers.ResourcesChanged; f != nil {
+				f()
+			}
+		},
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
+			if f := c.opts.Handlers.PromptsChanged; f != nil {
+				f()
+			}
+		},
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			if f := c.opts.Handlers.ResourceUpdated; f != nil && req.Params != nil && req.Params.URI != "" {
+				f(req.Params.URI)
 			}
 		},
 		// No LoggingMessageHandler: log messages are delivered where they

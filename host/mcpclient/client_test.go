@@ -208,14 +208,14 @@ func demoClientWith(t *testing.T, opts Options, args ...string) *Client {
 }
 
 // newDemoClient is an unconnected client for mcp-demo with args, named
-// "demo", with opts' Logger and MaxTools; it is closed at cleanup.
+// "demo", with opts' Logger, MaxTools and Handlers; it is closed at cleanup.
 func newDemoClient(t *testing.T, opts Options, args ...string) *Client {
 	t.Helper()
 	env, err := launch.BuildEnv(os.LookupEnv, nil, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := New(Options{Name: "demo", Logger: opts.Logger, MaxTools: opts.MaxTools, Stdio: &Stdio{
+	c, err := New(Options{Name: "demo", Logger: opts.Logger, MaxTools: opts.MaxTools, Handlers: opts.Handlers, Stdio: &Stdio{
 		Launcher: launch.NewLocal(launch.LocalOptions{}),
 		Spec:     launch.Spec{Server: "demo", Command: testbin.Path(t, "mcp-demo"), Args: args, Env: env, Dir: t.TempDir()},
 	}})

@@ -15,16 +15,19 @@ const (
 	// Options.MaxTools is 0. tool_search stays well under a millisecond a
 	// query at this size.
 	DefaultMaxTools = 10000
+	// MaxListItems is how many resources, resource templates or prompts
+	// of one server are kept; each kind is bounded on its own.
+	MaxListItems = 10000
 	// MaxPages bounds one listing; with the repeated-cursor check it
 	// stops a server that paginates for ever.
 	MaxPages       = 1000
 	MaxCursorBytes = 64 << 10
 )
 
-// ErrCatalogLimit is matched by ListTools errors when a server's listing
+// ErrCatalogLimit is matched by the List* errors when a server's listing
 // breaks a limit (too many pages, an oversized or repeated cursor, or
-// more tools than kept: see [TooManyToolsError]).
-var ErrCatalogLimit = errors.New("tool catalog limit exceeded")
+// more items than kept: see [TooManyToolsError] and [TooManyItemsError]).
+var ErrCatalogLimit = errors.New("catalog limit exceeded")
 
 // TooManyToolsError is what ListTools returns, with the first Kept tools,
 // when a server lists more tools than the client keeps (Options.MaxTools):
@@ -40,6 +43,63 @@ func (e *TooManyToolsError) Error() string {
 
 func (e *TooManyToolsError) Is(target error) bool { return target == ErrCatalogLimit }
 
+// TooManyItemsError is what ListResources, ListResourceTemplates and
+// ListPrompts return, with the first Kept items, when a server lists more
+// than MaxListItems of a kind. It matches ErrCatalogLimit.
+type TooManyItemsError struct {
+	// What is "resources", "resource templates" or "prompts".
+	What string
+	Kept int
+}
+
+func (e *TooManyItemsError) Error() string {
+	return fmt.Sprintf("the server lists more than %d %s; only the first %d are kept. Filter them in its server block", e.Kept, e.What, e.Kept)
+}
+
+func (e *TooManyItemsError) Is(target error) bool { return target == ErrCatalogLimit }
+
+// listAll follows one listing's pagination within the limits: at most
+// MaxPages pages, cursors of at most MaxCursorBytes, never the same cursor
+// twice, and at most limit items. Past limit it returns the first limit
+// items and a *TooManyItemsError; any other error comes with no items.
+// fetch asks for the page at cursor ("" first).
+func listAll[T any](ctx context.Context, c *Client, what string, limit int,
+	fetch func(ctx context.Context, s *mcp.ClientSession, cursor string) ([]T, string, error),
+) ([]T, error) {
+	var (
+		items  []T
+		seen   = map[string]bool{}
+		cursor string
+	)
+	for page := 1; ; page++ {
+		var got []T
+		var next string
+		err := c.run(ctx, func(s *mcp.ClientSession) (err error) {
+			got, next, err = fetch(ctx, s, cursor)
+			return err
+		})
+		if err != nil {
+			return nil, c.secrets.redactError(fmt.Errorf("listing %s: %w", what, specificError(err)))
+		}
+		items = append(items, got...)
+		if len(items) > limit {
+			return items[:limit:limit], &TooManyItemsError{What: what, Kept: limit}
+		}
+		switch {
+		case next == "":
+			return items, nil
+		case page >= MaxPages:
+			return nil, fmt.Errorf("listing %s: %w: more than %d pages", what, ErrCatalogLimit, MaxPages)
+		case len(next) > MaxCursorBytes:
+			return nil, fmt.Errorf("listing %s: %w: cursor of %d bytes (limit %d)", what, ErrCatalogLimit, len(next), MaxCursorBytes)
+		case seen[next]:
+			return nil, fmt.Errorf("listing %s: %w: the server repeated cursor %.40q", what, ErrCatalogLimit, next)
+		}
+		seen[next] = true
+		cursor = next
+	}
+}
+
 // ListTools lists every tool, following pagination within the limits.
 // Past Options.MaxTools it stops and returns the first MaxTools tools
 // together with a [*TooManyToolsError]; any other error comes with no
@@ -49,20 +109,11 @@ func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	if maxTools <= 0 {
 		maxTools = DefaultMaxTools
 	}
-	var (
-		tools []*mcp.Tool
-		seen  = map[string]bool{} // cursors
-		named = map[string]bool{} // tool names
-		param = &mcp.ListToolsParams{}
-	)
-	for page := 1; ; page++ {
-		var res *mcp.ListToolsResult
-		err := c.run(ctx, func(s *mcp.ClientSession) (err error) {
-			res, err = s.ListTools(ctx, param)
-			return err
-		})
+	named := map[string]bool{} // tool names
+	tools, err := listAll(ctx, c, "tools", maxTools, func(ctx context.Context, s *mcp.ClientSession, cursor string) ([]*mcp.Tool, string, error) {
+		res, err := s.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
-			return nil, c.secrets.redactError(fmt.Errorf("listing tools: %w", specificError(err)))
+			return nil, "", err
 		}
 		for _, t := range res.Tools {
 			if named[t.Name] {
@@ -73,22 +124,11 @@ func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 			}
 			named[t.Name] = true
 		}
-		tools = append(tools, res.Tools...)
-		if len(tools) > maxTools {
-			return tools[:maxTools:maxTools], &TooManyToolsError{Kept: maxTools}
-		}
-		next := res.NextCursor
-		switch {
-		case next == "":
-			return tools, nil
-		case page >= MaxPages:
-			return nil, fmt.Errorf("listing tools: %w: more than %d pages", ErrCatalogLimit, MaxPages)
-		case len(next) > MaxCursorBytes:
-			return nil, fmt.Errorf("listing tools: %w: cursor of %d bytes (limit %d)", ErrCatalogLimit, len(next), MaxCursorBytes)
-		case seen[next]:
-			return nil, fmt.Errorf("listing tools: %w: the server repeated cursor %.40q", ErrCatalogLimit, next)
-		}
-		seen[next] = true
-		param = &mcp.ListToolsParams{Cursor: next}
+		return res.Tools, res.NextCursor, nil
+	})
+	var tooMany *TooManyItemsError
+	if errors.As(err, &tooMany) {
+		return tools, &TooManyToolsError{Kept: tooMany.Kept}
 	}
+	return tools, err
 }

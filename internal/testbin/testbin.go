@@ -18,6 +18,9 @@ var Packages = map[string]string{
 	"mcp-demo":           "./testplugins/mcp-demo",
 	"conformance-client": "./testplugins/conformance-client",
 	"bare-gateway":       "./testplugins/bare-gateway",
+	// go-sdk's conformance fixture server, built from the module cache at
+	// the go.mod version.
+	"testplugins/everything-server": "github.com/modelcontextprotocol/go-sdk/conformance/everything-server",
 	// Plugins, as `make build` lays them out under bin/.
 	"plugins/toolgate-hook-policy":   "./plugins/hooks/policy",
 	"plugins/toolgate-hook-command":  "./plugins/hooks/command",

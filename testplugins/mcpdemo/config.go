@@ -38,6 +38,9 @@ type Config struct {
 	ConnectorMeta    bool
 	AnnotationMatrix bool
 
+	// Resources: --resources N (0 = no resources, templates or prompts).
+	Resources int
+
 	// Listing behaviour.
 	PageSize     int
 	RepeatCursor bool
@@ -130,6 +133,7 @@ func newFlagSet(cfg *Config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.ConnectorMeta, "connector-meta", false, "give every tool the untrusted _meta keys connector_id, connector_name, connector_display_name, connector_description, connectorDescription and the harmless key keep_me")
 	fs.BoolVar(&cfg.AnnotationMatrix, "annotation-matrix", false, "register hint_ro<0|1>_d<u|1|0>_ow<u|1|0> for every annotation combination, plus hint_none without annotations")
 
+	fs.IntVar(&cfg.Resources, "resources", 0, "offer `N` text resources demo://doc/00001..N, the template demo://item/{id}, the prompt greet (completed), subscriptions, and the tools touch_resource and add_resource")
 	fs.IntVar(&cfg.PageSize, "page-size", 0, "paginate list results `N` at a time (0 = go-sdk default)")
 	fs.BoolVar(&cfg.RepeatCursor, "repeat-cursor", false, "broken pagination: every tools/list page is the first page and carries the same nextCursor")
 

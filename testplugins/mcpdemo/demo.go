@@ -85,6 +85,9 @@ func New(cfg Config, env Env) (*Demo, error) {
 	d.server = mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Version: Version}, d.serverOptions())
 	d.server.AddReceivingMiddleware(d.receivingMiddleware)
 	d.registerTools()
+	if cfg.Resources > 0 {
+		d.registerResources()
+	}
 	return d, nil
 }
 
@@ -112,6 +115,11 @@ func (d *Demo) serverOptions() *mcp.ServerOptions {
 			Logging: &mcp.LoggingCapabilities{},
 			Tools:   &mcp.ToolCapabilities{ListChanged: true},
 		},
+	}
+	if d.cfg.Resources > 0 {
+		opts.CompletionHandler = complete
+		opts.SubscribeHandler = func(context.Context, *mcp.SubscribeRequest) error { return nil }
+		opts.UnsubscribeHandler = func(context.Context, *mcp.UnsubscribeRequest) error { return nil }
 	}
 	if len(d.cfg.SandboxCapabilities) > 0 {
 		opts.Capabilities.Experimental = map[string]any{}

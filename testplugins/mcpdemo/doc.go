@@ -112,11 +112,21 @@
 //	                     the legacy handshake sends that notification, so this
 //	                     needs a client on 2025-11-25 or older.
 //
+// # Resources and prompts
+//
+//	--resources N     offer text resources demo://doc/00001..N ("document I"),
+//	                  the template demo://item/{id} ("item <id>"), the prompt
+//	                  greet (argument name, completed from alice, albert,
+//	                  bob), resources/subscribe, and the tools touch_resource
+//	                  {uri} (sends resources/updated) and add_resource {uri,
+//	                  text} (adds one; resources/list_changed follows).
+//
 // # Listing
 //
 //	--page-size N     tools/list returns N tools per page (go-sdk PageSize).
-//	--repeat-cursor   broken server: every tools/list answer is the first page
-//	                  with nextCursor "mcp-demo-repeat", forever.
+//	--repeat-cursor   broken server: every tools/list (and resources/list)
+//	                  answer is the first page with nextCursor
+//	                  "mcp-demo-repeat", forever.
 //
 // # Misbehaviour on purpose
 //

@@ -37,6 +37,10 @@ func (d *Demo) receivingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if d.cfg.RepeatCursor {
 				return d.listToolsRepeatingCursor(ctx, method, req, next)
 			}
+		case "resources/list":
+			if d.cfg.RepeatCursor {
+				return d.listResourcesRepeatingCursor(ctx, method, req, next)
+			}
 		case methodCallTool:
 			return d.callTool(ctx, method, req, next)
 		}
@@ -58,6 +62,24 @@ func (d *Demo) listToolsRepeatingCursor(ctx context.Context, method string, req 
 		return res, err
 	}
 	if list, ok := res.(*mcp.ListToolsResult); ok {
+		list.NextCursor = repeatedCursor
+	}
+	return res, nil
+}
+
+// listResourcesRepeatingCursor is listToolsRepeatingCursor for
+// resources/list.
+func (d *Demo) listResourcesRepeatingCursor(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	if r, ok := req.(*mcp.ListResourcesRequest); ok && r.Params != nil {
+		params := *r.Params
+		params.Cursor = ""
+		req = &mcp.ListResourcesRequest{Session: r.Session, Params: &params, Extra: r.Extra}
+	}
+	res, err := next(ctx, method, req)
+	if err != nil {
+		return res, err
+	}
+	if list, ok := res.(*mcp.ListResourcesResult); ok {
 		list.NextCursor = repeatedCursor
 	}
 	return res, nil

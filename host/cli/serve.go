@@ -133,7 +133,9 @@ func (g *globals) serve(cmd *cobra.Command, httpAddr string, watch bool) error {
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
-		stop(g.watchStartup(serveCtx, h, gw))
+		if err := g.watchStartup(serveCtx, h, gw); err != nil {
+			stop(err)
+		}
 	}()
 	defer func() { stop(nil); <-watched }()
 

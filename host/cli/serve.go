@@ -58,6 +58,11 @@ HTTP at http://ADDR/mcp (--http config uses the serve { listen } address).
 The listener answers only this machine unless serve { token_env_var } names a
 variable holding a bearer token, which is then required on every request.
 
+Servers start in the background: clients are served at once with the servers
+that are ready, and told (notifications/tools/list_changed) as each further
+one's tools arrive. A server that fails to start is retried with backoff
+(retry_startup); a required one that fails stops toolgate with exit code 1.
+
 SIGHUP (and, with --watch, any change of the configuration file) reloads the
 configuration: servers whose connection settings did not change keep running,
 changed ones restart, removed ones stop, added ones start. An invalid new

@@ -175,3 +175,17 @@ func TestServeExitsWhenARequiredServerFailsToStart(t *testing.T) {
 // directExposure keeps every tool in the list: with two servers, auto
 // would defer them behind tool_search.
 const directExposure = "exposure {\n  mode = \"direct\"\n}\n"
+
+// waitTool waits until cs lists name, re-listing on each
+// notifications/tools/list_changed that changed receives: toolgate serve
+// answers before its servers are ready.
+func waitTool(t *testing.T, cs *mcp.ClientSession, changed <-chan struct{}, name string) {
+	t.Helper()
+	for names := toolNames(t, cs); !slices.Contains(names, name); names = toolNames(t, cs) {
+		select {
+		case <-changed:
+		case <-t.Context().Done():
+			t.Fatalf("%s never listed; last list %v", name, names)
+		}
+	}
+}

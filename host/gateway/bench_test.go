@@ -93,7 +93,9 @@ func startBenchTargets(b testing.TB, audit bool) []benchTarget {
 		if err := os.WriteFile(cfg, []byte(top+src), 0o644); err != nil {
 			b.Fatal(err)
 		}
-		return startTarget(b, name, "mcp__demo__echo", []string{testbin.Path(b, "toolgate"), "serve", "--http", "127.0.0.1:0", "--config", cfg})
+		bt := startTarget(b, name, "mcp__demo__echo", []string{testbin.Path(b, "toolgate"), "serve", "--http", "127.0.0.1:0", "--config", cfg})
+		bt.waitServed(b)
+		return bt
 	}
 	out := []benchTarget{direct, bare, gateway("gateway", "")}
 	if audit {
@@ -114,6 +116,44 @@ func (bt benchTarget) connect(b testing.TB) *mcp.ClientSession {
 	}
 	b.Cleanup(func() { _ = cs.Close() })
 	return cs
+}
+
+// waitServed returns once a toolgate target lists its tool: serve
+// answers before its servers are ready, and adds their tools (with
+// notifications/tools/list_changed) as they arrive.
+func (bt benchTarget) waitServed(b testing.TB) {
+	b.Helper()
+	changed := make(chan struct{}, 16)
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench-ready", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: bt.url, HTTPClient: &http.Client{Transport: tr}}, nil)
+	if err != nil {
+		b.Fatalf("connecting to %s: %v", bt.name, err)
+	}
+	defer cs.Close()
+	for {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			b.Fatalf("listing %s's tools: %v", bt.name, err)
+		}
+		if slices.ContainsFunc(res.Tools, func(t *mcp.Tool) bool { return t.Name == bt.tool }) {
+			return
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			b.Fatalf("%s never listed %s", bt.name, bt.tool)
+		}
+	}
 }
 
 func (bt benchTarget) call(b testing.TB, cs *mcp.ClientSession) *mcp.CallToolResult {

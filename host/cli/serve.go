@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/host"
+	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/gateway"
 	"github.com/toolgate/toolgate/host/manager"
 	"github.com/toolgate/toolgate/host/reload"
@@ -60,6 +61,11 @@ reach it; serve { token_env_var } names a variable holding a bearer token,
 which is then required on every request (and is required to listen beyond
 loopback). --http unix:/path serves on a unix socket created with mode 0600,
 reachable by your own processes only (not on Windows).
+
+Servers start in the background: clients are served at once with the servers
+that are ready, and told (notifications/tools/list_changed) as each further
+one's tools arrive. A server that fails to start is retried with backoff
+(retry_startup); a required one that fails stops toolgate with exit code 1.
 
 SIGHUP (and, with --watch, any change of the configuration file) reloads the
 configuration: servers whose connection settings did not change keep running,
@@ -121,7 +127,11 @@ func (g *globals) serve(cmd *cobra.Command, httpAddr, metricsAddr string, watch 
 	}
 	// Stopped last: /readyz answers "draining" until the servers stopped.
 	defer ops.stop()
-	h, sum, err := g.startHost(ctx, cfg, true, host.Options{
+	// The host starts its servers in the background: clients are served
+	// at once with the servers that are ready, and told (tools/
+	// list_changed) as each further one arrives, so a slow server holds
+	// no client hostage.
+	h, err := g.launchHost(ctx, cfg, true, host.Options{
 		Asker:           gw,
 		AskerIsUpstream: true,
 		Manager:         manager.Options{ServerLog: gw.ForwardLog, ResourceUpdated: gw.ForwardResourceUpdated},
@@ -135,25 +145,70 @@ func (g *globals) serve(cmd *cobra.Command, httpAddr, metricsAddr string, watch 
 	// before the host stops the servers and plugins.
 	defer h.Close()
 	defer gw.Close()
-	if err := h.Manager.RequiredError(); err != nil {
-		return exit(ExitFailure, err)
-	}
 	if err := gw.Attach(h); err != nil {
-		if errors.Is(err, gateway.ErrToolName) {
-			return exit(ExitUsage, err)
-		}
-		return exit(ExitFailure, err)
+		return attachError(err)
 	}
 	// Reloads run until serving ends, and end before the gateway and host
 	// close (defers run last-in, first-out).
 	defer g.runReloads(ctx, h, watch, log)()
 
-	summary := fmt.Sprintf("toolgate: serving %d tools from %d MCP server(s)", len(gw.Tools()), len(sum.Ready))
+	serveCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		if err := g.watchStartup(serveCtx, h, gw); err != nil {
+			stop(err)
+		}
+	}()
+	defer func() { stop(nil); <-watched }()
+
+	ready := 0
+	for _, st := range h.Manager.Status() {
+		if st.Status == events.StatusReady {
+			ready++
+		}
+	}
+	summary := fmt.Sprintf("toolgate: serving %d tools from %d MCP server(s)", len(gw.Tools()), ready)
+	if n := len(enabled(cfg)); ready < n {
+		summary += fmt.Sprintf(" (%d more starting: their tools are added as they become ready)", n-ready)
+	}
 	if endpoint == nil {
 		fmt.Fprintln(g.io.Err, summary+" over stdio; stop with Ctrl-C or by closing stdin")
-		return g.serveStdio(cmd, gw)
+		err = g.serveStdio(serveCtx, gw)
+	} else {
+		err = g.serveHTTP(serveCtx, gw, endpoint, summary)
 	}
-	return g.serveHTTP(ctx, gw, endpoint, summary)
+	if cause := context.Cause(serveCtx); cause != nil && !errors.Is(cause, context.Canceled) && ctx.Err() == nil {
+		return cause // a required server failed, or two tools got one name
+	}
+	return err
+}
+
+// watchStartup waits for the first startup attempt of every server and
+// returns the error that must stop toolgate serve: a required server
+// that failed (exit 1, as before serving at once), or a configuration
+// that gives two tools one upstream name (exit 2). It returns nil when
+// startup went well or ctx ended first.
+func (g *globals) watchStartup(ctx context.Context, h *host.Host, gw *gateway.Gateway) error {
+	if _, err := h.Manager.WaitStartup(ctx); err != nil {
+		return nil
+	}
+	if err := h.Manager.RequiredError(); err != nil {
+		return exit(ExitFailure, err)
+	}
+	if err := gw.NameError(); err != nil {
+		return attachError(err)
+	}
+	return nil
+}
+
+// attachError maps a gateway naming error to its exit code.
+func attachError(err error) error {
+	if errors.Is(err, gateway.ErrToolName) {
+		return exit(ExitUsage, err)
+	}
+	return exit(ExitFailure, err)
 }
 
 // runReloads reloads h's configuration on SIGHUP (and file changes with
@@ -225,7 +280,7 @@ func (g *globals) printTryIt(endpoint *gateway.Endpoint, url string) {
 }
 
 // serveStdio speaks MCP on the command's stdin and stdout.
-func (g *globals) serveStdio(cmd *cobra.Command, gw *gateway.Gateway) error {
+func (g *globals) serveStdio(ctx context.Context, gw *gateway.Gateway) error {
 	in, ok := g.io.In.(io.ReadCloser)
 	if !ok {
 		in = io.NopCloser(g.io.In)
@@ -234,7 +289,7 @@ func (g *globals) serveStdio(cmd *cobra.Command, gw *gateway.Gateway) error {
 	if !ok {
 		out = nopWriteCloser{g.io.Out}
 	}
-	if err := gw.ServeStdio(cmd.Context(), &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: gateway.MaxMessageBytes}); err != nil {
+	if err := gw.ServeStdio(ctx, &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: gateway.MaxMessageBytes}); err != nil {
 		return exit(ExitFailure, err)
 	}
 	return nil

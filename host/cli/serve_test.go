@@ -40,20 +40,31 @@ func TestServeStdioWithTheExampleConfig(t *testing.T) {
 		_ = outW.Close()
 		done <- code
 	}()
-	c := mcp.NewClient(&mcp.Implementation{Name: "desktop", Version: "1"}, nil)
+	changed := make(chan struct{}, 16)
+	c := mcp.NewClient(&mcp.Implementation{Name: "desktop", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
 	cs, err := c.Connect(t.Context(), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for tool, err := range cs.Tools(t.Context(), nil) {
-		if err != nil {
-			t.Fatal(err)
+	// serve answers at once; each server's tools arrive with
+	// notifications/tools/list_changed once it is ready.
+	for {
+		var names []string
+		for tool, err := range cs.Tools(t.Context(), nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			names = append(names, tool.Name)
 		}
-		names = append(names, tool.Name)
-	}
-	if !slices.Contains(names, "mcp__demo__echo") || !slices.Contains(names, "mcp__files__echo") {
-		t.Errorf("tools = %v", names)
+		if slices.Contains(names, "mcp__demo__echo") && slices.Contains(names, "mcp__files__echo") {
+			break
+		}
+		select {
+		case <-changed:
+		case <-t.Context().Done():
+			t.Fatalf("tools = %v, want demo's and files' echo", names)
+		}
 	}
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "mcp__demo__echo", Arguments: map[string]any{"text": "hi"}})
 	if err != nil || res.IsError {

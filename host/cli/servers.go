@@ -100,6 +100,9 @@ func printServers(g *globals, status []manager.ServerStatus) {
 		if s.CrashLoop > 1 {
 			restarts += fmt.Sprintf(" (crash loop: %d in a row)", s.CrashLoop)
 		}
+		if s.StartupRetries > 0 {
+			restarts += fmt.Sprintf(" (startup retries: %d)", s.StartupRetries)
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", s.Name, status, s.Transport, s.Tools, proto, where, authState, restarts, oneLine(problem))
 	}
 	_ = tw.Flush()

@@ -16,21 +16,31 @@ import (
 // startup summary. With progress, each server's outcome is printed to
 // stderr as it arrives. The caller closes the host.
 func (g *globals) startHost(ctx context.Context, cfg *config.Config, progress bool, opts host.Options) (*host.Host, events.StartupComplete, error) {
-	if progress {
-		opts.Sinks = append(opts.Sinks, newProgress(g.io.Err, len(enabled(cfg))))
-	}
-	opts.Logger, opts.LookupEnv = g.logger(), g.io.LookupEnv
-	h, err := host.New(cfg, opts)
+	h, err := g.launchHost(ctx, cfg, progress, opts)
 	if err != nil {
-		return nil, events.StartupComplete{}, exit(ExitFailure, err)
+		return nil, events.StartupComplete{}, err
 	}
-	h.Start(ctx)
 	sum, err := h.Manager.WaitStartup(ctx)
 	if err != nil {
 		_ = h.Close()
 		return nil, sum, exit(ExitFailure, fmt.Errorf("waiting for servers: %w", err))
 	}
 	return h, sum, nil
+}
+
+// launchHost builds a host for cfg and starts every server without
+// waiting for them; see startHost.
+func (g *globals) launchHost(ctx context.Context, cfg *config.Config, progress bool, opts host.Options) (*host.Host, error) {
+	if progress {
+		opts.Sinks = append(opts.Sinks, newProgress(g.io.Err, len(enabled(cfg))))
+	}
+	opts.Logger, opts.LookupEnv = g.logger(), g.io.LookupEnv
+	h, err := host.New(cfg, opts)
+	if err != nil {
+		return nil, exit(ExitFailure, err)
+	}
+	h.Start(ctx)
+	return h, nil
 }
 
 func enabled(cfg *config.Config) []config.Server {

@@ -66,6 +66,7 @@ func defaultServer(name string) Server {
 		Name:           name,
 		Enabled:        true,
 		StartupTimeout: DefaultStartupTimeout,
+		RetryStartup:   true,
 		ToolTimeout:    DefaultToolTimeout,
 		Prefix:         true,
 		RedactResults:  true,

@@ -145,6 +145,7 @@ type rawServer struct {
 	Enabled                  *hcl.Attribute `hcl:"enabled,optional"`
 	Required                 *hcl.Attribute `hcl:"required,optional"`
 	StartupTimeoutSec        *hcl.Attribute `hcl:"startup_timeout_sec,optional"`
+	RetryStartup             *hcl.Attribute `hcl:"retry_startup,optional"`
 	ToolTimeoutSec           *hcl.Attribute `hcl:"tool_timeout_sec,optional"`
 	EnabledTools             *hcl.Attribute `hcl:"enabled_tools,optional"`
 	DisabledTools            *hcl.Attribute `hcl:"disabled_tools,optional"`

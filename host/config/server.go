@@ -19,6 +19,7 @@ func (l *loader) server(d *decoder, r *rawServer) {
 	// that read the environment skip it.
 	s.Enabled = d.bool(r.Enabled, s.Enabled)
 	s.Required = d.bool(r.Required, s.Required)
+	s.RetryStartup = d.bool(r.RetryStartup, s.RetryStartup)
 
 	if r.BearerToken != nil {
 		d.errorf(r.BearerToken.Range, "Inline bearer token refused",

@@ -342,6 +342,10 @@ type Server struct {
 	Enabled        bool
 	Required       bool
 	StartupTimeout time.Duration
+	// RetryStartup (retry_startup, default true) retries a server whose
+	// first start failed with the crash-restart backoff, as if it had
+	// crashed; false leaves it failed until a reload.
+	RetryStartup   bool
 	ToolTimeout    time.Duration
 	EnabledTools   []string // raw-name globs (internal/glob); nil = unset (all allowed); empty = nothing allowed
 	DisabledTools  []string // raw-name globs (internal/glob)

@@ -72,20 +72,36 @@ func startTarget(b testing.TB, name, tool string, argv []string) benchTarget {
 	return benchTarget{name: name, url: url, tool: tool, pid: cmd.Process.Pid}
 }
 
-// benchTargets starts the three sides: [0] direct, [1] bare-gateway, [2]
-// toolgate; ratios are against [0].
-func benchTargets(b testing.TB) []benchTarget {
+// benchTargets starts the sides: [0] direct, [1] bare-gateway, [2]
+// toolgate, [3] toolgate with an audit log (benchAll only); ratios are
+// against [0] (and, for toolgate, "-vs-bare" against [1]). toolgate runs
+// its approval chain on every call (echo is auto-approved).
+func benchTargets(b testing.TB) []benchTarget { return startBenchTargets(b, false) }
+
+// benchAll is benchTargets with the audit-log side.
+func benchAll(b testing.TB) []benchTarget { return startBenchTargets(b, true) }
+
+func startBenchTargets(b testing.TB, audit bool) []benchTarget {
 	b.Helper()
 	demo := testbin.Path(b, "mcp-demo")
 	direct := startTarget(b, "direct", "echo", []string{demo, "--http", "127.0.0.1:0", "--name", "demo"})
 	bare := startTarget(b, "bare", "echo", []string{testbin.Path(b, "bare-gateway"), "--http", "127.0.0.1:0", "--", demo, "--name", "demo"})
-	cfg := filepath.Join(b.TempDir(), "toolgate.hcl")
+	dir := b.TempDir()
 	src := fmt.Sprintf("server \"demo\" {\n  command = %q\n  args = [\"--name\", \"demo\"]\n}\n", demo)
-	if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
-		b.Fatal(err)
+	gateway := func(name, top string) benchTarget {
+		cfg := filepath.Join(dir, name+".hcl")
+		if err := os.WriteFile(cfg, []byte(top+src), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		bt := startTarget(b, name, "mcp__demo__echo", []string{testbin.Path(b, "toolgate"), "serve", "--http", "127.0.0.1:0", "--config", cfg})
+		bt.waitServed(b)
+		return bt
 	}
-	gw := startTarget(b, "gateway", "mcp__demo__echo", []string{testbin.Path(b, "toolgate"), "serve", "--http", "127.0.0.1:0", "--config", cfg})
-	return []benchTarget{direct, bare, gw}
+	out := []benchTarget{direct, bare, gateway("gateway", "")}
+	if audit {
+		out = append(out, gateway("gateway+audit", fmt.Sprintf("audit_log = %q\n", filepath.Join(dir, "audit.jsonl"))))
+	}
+	return out
 }
 
 func (bt benchTarget) connect(b testing.TB) *mcp.ClientSession {
@@ -100,6 +116,44 @@ func (bt benchTarget) connect(b testing.TB) *mcp.ClientSession {
 	}
 	b.Cleanup(func() { _ = cs.Close() })
 	return cs
+}
+
+// waitServed returns once a toolgate target lists its tool: serve
+// answers before its servers are ready, and adds their tools (with
+// notifications/tools/list_changed) as they arrive.
+func (bt benchTarget) waitServed(b testing.TB) {
+	b.Helper()
+	changed := make(chan struct{}, 16)
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench-ready", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: bt.url, HTTPClient: &http.Client{Transport: tr}}, nil)
+	if err != nil {
+		b.Fatalf("connecting to %s: %v", bt.name, err)
+	}
+	defer cs.Close()
+	for {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			b.Fatalf("listing %s's tools: %v", bt.name, err)
+		}
+		if slices.ContainsFunc(res.Tools, func(t *mcp.Tool) bool { return t.Name == bt.tool }) {
+			return
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			b.Fatalf("%s never listed %s", bt.name, bt.tool)
+		}
+	}
 }
 
 func (bt benchTarget) call(b testing.TB, cs *mcp.ClientSession) *mcp.CallToolResult {
@@ -133,7 +187,7 @@ func percentile(d []time.Duration, p float64) time.Duration {
 // BenchmarkCallLatency calls echo on each side in turn, one call at a
 // time, and reports medians, tails and server CPU per call.
 func BenchmarkCallLatency(b *testing.B) {
-	targets := benchTargets(b)
+	targets := benchAll(b)
 	sessions := make([]*mcp.ClientSession, len(targets))
 	lat := make([][]time.Duration, len(targets))
 	cpu := make([]time.Duration, len(targets))
@@ -167,6 +221,11 @@ func BenchmarkCallLatency(b *testing.B) {
 	p50 := func(i int) float64 { return float64(percentile(lat[i], 0.5)) }
 	b.ReportMetric(p50(1)/p50(0), "bare-p50-ratio")
 	b.ReportMetric(p50(2)/p50(0), "p50-ratio")
+	// Issue 19's targets: against bare-gateway in the same run.
+	for i := 2; i < len(targets); i++ {
+		b.ReportMetric(p50(i)/p50(1), targets[i].name+"-p50-vs-bare")
+		b.ReportMetric(float64(own[i])/float64(own[1]), targets[i].name+"-own-cpu-vs-bare")
+	}
 	b.ReportMetric(0, "ns/op")
 }
 
@@ -176,7 +235,11 @@ func BenchmarkCallLatency(b *testing.B) {
 // each side's processes per call.
 func BenchmarkThroughput8Sessions(b *testing.B) {
 	const sessions, batch = 8, 50
-	targets := benchTargets(b)
+	targets := benchAll(b)
+	idle := make([]int64, len(targets))
+	for i, bt := range targets {
+		idle[i] = rss(b, bt.pid)
+	}
 	conns := make([][]*mcp.ClientSession, len(targets))
 	for i, bt := range targets {
 		for range sessions {
@@ -228,5 +291,15 @@ func BenchmarkThroughput8Sessions(b *testing.B) {
 	}
 	b.ReportMetric(rate[1]/rate[0], "bare-throughput-ratio")
 	b.ReportMetric(rate[2]/rate[0], "throughput-ratio")
+	for i := 2; i < len(targets); i++ {
+		b.ReportMetric(rate[i]/rate[1], targets[i].name+"-throughput-vs-bare")
+		b.ReportMetric(float64(own[i])/float64(own[1]), targets[i].name+"-own-cpu-vs-bare")
+	}
+	// Resident memory of each side's own process (not its servers), idle
+	// after connecting and after the run; 0 where /proc is missing.
+	for i, bt := range targets {
+		b.ReportMetric(float64(idle[i])/(1<<20), bt.name+"-rss-idle-MiB")
+		b.ReportMetric(float64(rss(b, bt.pid))/(1<<20), bt.name+"-rss-after-MiB")
+	}
 	b.ReportMetric(0, "ns/op")
 }

@@ -41,7 +41,7 @@ func callFrom(ctx context.Context) *call {
 // with the same requestState, which starts the next round.
 type call struct {
 	s    *session
-	id   string // the requestState handed to a 2026-07-28 client
+	id   string // the requestState handed to a 2026-07-28 client; "" for older clients
 	seq  uint64
 	tool *servedTool
 	ss   *mcp.ServerSession
@@ -96,13 +96,20 @@ func (s *session) start(ctx context.Context, req *mcp.CallToolRequest, step *exp
 	// The call outlives one request of a 2026-07-28 client, so its
 	// context does not end with the request; each round ties them again.
 	callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	rounds := speaksRounds(req.Session)
+	id := ""
+	if rounds {
+		// Only a 2026-07-28 client is ever handed a requestState; the
+		// random id costs a getrandom call, skipped for older clients.
+		id = exposure.NewID("state")
+	}
 	c := &call{
 		s:              s,
-		id:             exposure.NewID("state"),
+		id:             id,
 		seq:            s.g.seq.Add(1),
 		tool:           t,
 		ss:             req.Session,
-		inputViaRounds: speaksRounds(req.Session),
+		inputViaRounds: rounds,
 		token:          req.Params.GetProgressToken(),
 		cancel:         cancel,
 		wake:           make(chan struct{}, 1),

@@ -164,6 +164,7 @@ func (g *Gateway) Attach(h *host.Host) error {
 		return p.err
 	}
 	h.Bus.AddSink(events.SinkFunc(func(e events.Event) {
+		g.reportStartupFailure(e)
 		switch e.(type) {
 		case events.ServerState, events.ServerStartup, events.StartupComplete, events.ConfigApplied:
 			select {

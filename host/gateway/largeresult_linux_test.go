@@ -28,6 +28,7 @@ func BenchmarkLargeResultRSS(b *testing.B) {
 	var growth []float64
 	for b.Loop() {
 		gw := startTarget(b, "gateway", "mcp__demo__big", []string{testbin.Path(b, "toolgate"), "serve", "--http", "127.0.0.1:0", "--config", cfg})
+		gw.waitServed(b)
 		c := newRawClient(b, gw.url)
 		before := peakRSS(b, gw.pid)
 		c.call(b, gw.tool, fmt.Sprintf(`{"bytes":%d}`, largeResult))

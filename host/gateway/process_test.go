@@ -146,12 +146,16 @@ func TestInterruptStopsServeAndEveryProcessItStarted(t *testing.T) {
 				go func() { _, _ = io.Copy(io.Discard, p.stderr) }()
 				transport = &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin}
 			}
-			c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil)
+			changed := make(chan struct{}, 16)
+			c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, &mcp.ClientOptions{
+				ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
 			cs, err := c.Connect(t.Context(), transport, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = cs.Close() })
+			// serve answers before its servers are ready: wait for demo's.
+			waitTool(t, cs, changed, "mcp__demo__slow")
 			// A call in flight must not hold the shutdown.
 			go func() {
 				_, _ = cs.CallTool(context.WithoutCancel(t.Context()), &mcp.CallToolParams{Name: "mcp__demo__slow", Arguments: map[string]any{"ms": 60000}})

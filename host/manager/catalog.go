@@ -192,6 +192,9 @@ type ServerStatus struct {
 	// its local executor starts.
 	Containment string `json:"containment,omitempty"`
 	Restarts    int    `json:"restarts"`
+	// StartupRetries counts attempts to start the server again after its
+	// first start failed (retry_startup).
+	StartupRetries int `json:"startup_retries"`
 	// Degraded says why a ready server is usable but not whole (it lists
 	// more tools than max_tools: only the first are kept); "" when whole.
 	Degraded string `json:"degraded,omitempty"`
@@ -211,16 +214,17 @@ func (m *Manager) Status() []ServerStatus {
 	for _, name := range m.order {
 		s := m.servers[name]
 		st := ServerStatus{
-			Name:      name,
-			Transport: string(s.cfg.Transport),
-			Status:    s.status,
-			Tools:     len(s.tools),
-			Resources: len(s.offers.resources),
-			Templates: len(s.offers.templates),
-			Prompts:   len(s.offers.prompts),
-			Required:  s.cfg.Required,
-			Restarts:  s.restarts,
-			Auth:      m.authState(s.cfg, s.err),
+			Name:           name,
+			Transport:      string(s.cfg.Transport),
+			Status:         s.status,
+			Tools:          len(s.tools),
+			Resources:      len(s.offers.resources),
+			Templates:      len(s.offers.templates),
+			Prompts:        len(s.offers.prompts),
+			Required:       s.cfg.Required,
+			Restarts:       s.restarts,
+			StartupRetries: s.startupRetries,
+			Auth:           m.authState(s.cfg, s.err),
 		}
 		if s.cfg.Transport == config.TransportStdio {
 			st.Environment = s.cfg.Environment

@@ -49,17 +49,34 @@ func (m *Manager) watch(s *server, c *mcpclient.Client, gen int) {
 		Error: err.Error(), Restarts: restarts, Revision: rev})
 	_ = c.Close()
 	if !m.opts.Restart.Disabled {
-		m.restartLoop(s, crashes)
+		m.restartLoop(s, crashes, false)
 	}
 }
 
+// retryStartup retries a server whose first start failed, with the
+// crash-restart backoff, until it is ready or the manager closes. Without
+// it a server that was slow or briefly broken at startup stayed failed
+// until a reload, while one that crashed later came back by itself.
+// Called with m.mu held.
+func (m *Manager) retryStartup(s *server) {
+	if m.opts.Restart.Disabled || !s.cfg.RetryStartup || m.closed || s.retired {
+		return
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		m.restartLoop(s, 1, true)
+	}()
+}
+
 // restartLoop reconnects s with capped exponential backoff until it is
-// ready again or the manager closes. It runs on the watch goroutine. The
+// ready again or the manager closes. It runs on the watch goroutine
+// (crashes) or its own (startup, see retryStartup). The
 // backoff goes on from where the last restart left it while the server
 // is in a crash loop (crashes in a row, see RestartPolicy.StableAfter),
 // so a server that dies right after each start is not restarted at the
 // first delay for ever.
-func (m *Manager) restartLoop(s *server, crashes int) {
+func (m *Manager) restartLoop(s *server, crashes int, startup bool) {
 	policy := backoff.Policy{Initial: m.opts.Restart.Initial, Max: m.opts.Restart.Max}
 	delay := policy.Delay(crashes)
 	for attempt := crashes; ; attempt++ {
@@ -72,6 +89,11 @@ func (m *Manager) restartLoop(s *server, crashes int) {
 		if retired {
 			return
 		}
+		if startup {
+			m.mu.Lock()
+			s.startupRetries++
+			m.mu.Unlock()
+		}
 		c, err := m.connect(m.ctx, s)
 		m.mu.Lock()
 		if m.closed || s.retired {
@@ -82,11 +104,17 @@ func (m *Manager) restartLoop(s *server, crashes int) {
 			return
 		}
 		if err == nil {
-			s.restarts++
+			if !startup {
+				s.restarts++
+			}
 			m.becomeReady(s, c)
-			rev, restarts, tools := m.revision, s.restarts, len(s.tools)
+			rev, restarts, tools, retries := m.revision, s.restarts, len(s.tools), s.startupRetries
 			m.mu.Unlock()
-			m.log.Info("server restarted", "server", s.name, "restarts", restarts, "tools", tools)
+			if startup {
+				m.log.Info("server started after retrying", "server", s.name, "startup_retries", retries, "tools", tools)
+			} else {
+				m.log.Info("server restarted", "server", s.name, "restarts", restarts, "tools", tools)
+			}
 			m.sink.Emit(events.ServerState{At: time.Now(), Server: s.name, Status: events.StatusReady,
 				Restarts: restarts, Revision: rev})
 			return
@@ -94,7 +122,11 @@ func (m *Manager) restartLoop(s *server, crashes int) {
 		s.err = err
 		m.mu.Unlock()
 		delay = policy.Delay(attempt + 1)
-		m.log.Warn("server restart failed", "server", s.name, "error", err, "retry_in", delay)
+		if startup {
+			m.log.Warn("server still fails to start", "server", s.name, "error", err, "retry_in", delay)
+		} else {
+			m.log.Warn("server restart failed", "server", s.name, "error", err, "retry_in", delay)
+		}
 	}
 }
 

@@ -64,9 +64,10 @@ type Options struct {
 	// re-list off; 0 means 1 s. A server that announces changes without
 	// end is still re-listed about once per RelistMaxWait.
 	RelistMaxWait time.Duration
-	// Restart is the crash-restart backoff; the zero value means 1 s
-	// doubling to 30 s, each wait less up to 20% jitter. Set
-	// Restart.Disabled to never restart.
+	// Restart is the crash-restart backoff, also used to retry a server
+	// whose first start failed (unless its block sets retry_startup =
+	// false); the zero value means 1 s doubling to 30 s, each wait less
+	// up to 20% jitter. Set Restart.Disabled to never restart or retry.
 	Restart RestartPolicy
 }
 
@@ -130,16 +131,19 @@ type server struct {
 	init       *mcp.InitializeResult
 	target     environment.Target
 	restarts   int
-	degraded   error         // why a ready server is not whole (too many tools); nil: whole
-	readyAt    time.Time     // when the current client became ready
-	crashes    int           // crashes in a row, each within StableAfter of the last start
-	retired    bool          // removed or replaced by Apply: never act again
-	changes    int           // list_changed notifications seen for gen
-	relisting  *time.Timer   // pending debounced relist
-	relistBy   time.Time     // the pending relist runs by then, whatever arrives
-	listing    bool          // a relist is running
-	listAgain  bool          // a relist came due while one was running
-	settled    chan struct{} // closed when the first startup attempt ended
+	// startupRetries counts attempts to start a server whose first start
+	// failed (see retryStartup).
+	startupRetries int
+	degraded       error         // why a ready server is not whole (too many tools); nil: whole
+	readyAt        time.Time     // when the current client became ready
+	crashes        int           // crashes in a row, each within StableAfter of the last start
+	retired        bool          // removed or replaced by Apply: never act again
+	changes        int           // list_changed notifications seen for gen
+	relisting      *time.Timer   // pending debounced relist
+	relistBy       time.Time     // the pending relist runs by then, whatever arrives
+	listing        bool          // a relist is running
+	listAgain      bool          // a relist came due while one was running
+	settled        chan struct{} // closed when the first startup attempt ended
 }
 
 // New builds a manager for cfg's servers. Nothing starts until Start.
@@ -289,6 +293,7 @@ func (m *Manager) startServer(ctx context.Context, s *server) {
 		s.status, s.err = events.StatusFailed, err
 		m.log.Warn("server failed to start", "server", s.name, "error", err)
 		m.sink.Emit(events.ServerStartup{At: time.Now(), Server: s.name, Status: events.StatusFailed, Error: err.Error()})
+		m.retryStartup(s)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -545,4 +546,54 @@ func httpDemo(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return url
+}
+
+// TestFailedStartIsRetriedWithBackoff: a server whose first start fails
+// is started again like a crashed one, and its status counts the
+// retries. Its handshake waits on a gate the test breaks the first time
+// and opens the second.
+func TestFailedStartIsRetriedWithBackoff(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	late := demo(t, "late", "--initialize-gate", ln.Addr().String())
+	late.RetryStartup = true
+	broke := make(chan error, 1)
+	go func() { // the first attempt: break the gate
+		c, err := ln.Accept()
+		if err == nil {
+			err = c.Close()
+		}
+		broke <- err
+	}()
+	f := start(t, late)
+	if err := <-broke; err != nil {
+		t.Fatal(err)
+	}
+	if st := statusOf(f.m, "late"); st.Status != events.StatusFailed {
+		t.Fatalf("after the first attempt: %+v, want failed", st)
+	}
+	c, err := ln.Accept() // the retry
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.rec.WaitFor(t.Context(), func(e events.Event) bool {
+		s, ok := e.(events.ServerState)
+		return ok && s.Server == "late" && s.Status == events.StatusReady
+	}); err != nil {
+		t.Fatal(err)
+	}
+	st := statusOf(f.m, "late")
+	if st.Status != events.StatusReady || st.StartupRetries != 1 || st.Restarts != 0 {
+		t.Fatalf("after the retry: %+v, want ready after 1 startup retry and no restart", st)
+	}
+	if _, err := f.m.CallTool(t.Context(), "late", "echo", map[string]any{"text": "hi"}, nil, mcpclient.CallOptions{}); err != nil {
+		t.Fatalf("calling the retried server: %v", err)
+	}
 }

@@ -52,7 +52,8 @@ type Config struct {
 	IgnoreUnknown   bool
 	FailInitialize  bool
 	HangInitialize  bool
-	ExitImmediately int // < 0: disabled
+	InitializeGate  string // host:port; "" = off
+	ExitImmediately int    // < 0: disabled
 	IgnoreSIGTERM   bool
 	SpawnChild      bool
 	// EscapingChildPidFile: --spawn-escaping-child writes the child\'s pid here.
@@ -142,6 +143,7 @@ func newFlagSet(cfg *Config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.StderrNoise, "stderr-noise", false, "write a line to stderr at start and for every received message, naming its method")
 	fs.BoolVar(&cfg.IgnoreUnknown, "ignore-unknown", false, "act as an old server: never answer requests with methods it does not know (notably server/discover) and offer only pre-2026-07-28 protocol versions")
 	fs.BoolVar(&cfg.HangInitialize, "hang-initialize", false, "stdio: never answer initialize or server/discover")
+	fs.StringVar(&cfg.InitializeGate, "initialize-gate", "", "stdio: hold initialize and server/discover until a TCP connection to `ADDR` delivers one byte (a server as slow to start as the test wants, without timers); the session ends if the connection fails")
 	fs.BoolVar(&cfg.FailInitialize, "fail-initialize", false, "answer initialize and server/discover with the JSON-RPC error \""+failInitializeMessage+"\"")
 	fs.IntVar(&cfg.ExitImmediately, "exit-immediately", -1, "print \""+startupFailureMessage+"\" to stderr and exit with status `CODE` before reading anything")
 	fs.BoolVar(&cfg.IgnoreSIGTERM, "ignore-sigterm", false, "ignore SIGTERM and stdin EOF; only SIGKILL ends the process")

@@ -145,6 +145,11 @@
 //	                      until the client gives up.
 //	--hang-initialize     stdio: never answer initialize or server/discover (a
 //	                      server stuck in its handshake).
+//	--initialize-gate ADDR
+//	                      stdio: hold initialize and server/discover until a
+//	                      TCP connection to ADDR delivers one byte (a server
+//	                      that starts exactly when a test lets it); the
+//	                      session ends if the connection fails.
 //	--fail-initialize     answer initialize and server/discover with the
 //	                      JSON-RPC error "initialize refused by --fail-initialize".
 //	--exit-immediately CODE

@@ -3,7 +3,9 @@ package mcpdemo
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"net"
 	"sync"
 	"time"
 
@@ -34,7 +36,7 @@ func isLegacyMethod(method string) bool {
 // only once the response bytes are written) and --list-changed-storm
 // (faster than go-sdk's own debounced notifications ever go).
 func (d *Demo) GateTransport(inner mcp.Transport) mcp.Transport {
-	if !d.cfg.IgnoreUnknown && d.cfg.CrashAfter <= 0 && d.cfg.ListChangedStorm <= 0 && !d.cfg.HangInitialize {
+	if !d.cfg.IgnoreUnknown && d.cfg.CrashAfter <= 0 && d.cfg.ListChangedStorm <= 0 && !d.cfg.HangInitialize && d.cfg.InitializeGate == "" {
 		return inner
 	}
 	return &gateTransport{inner: inner, demo: d}
@@ -115,6 +117,9 @@ type gateConn struct {
 	mu    sync.Mutex
 	calls map[jsonrpc.ID]bool // in-flight tools/call request ids
 
+	gate    sync.Once // --initialize-gate opens once
+	gateErr error
+
 	storm     sync.Once     // --list-changed-storm starts once
 	stormDone chan struct{} // closed when the storm goroutine returns
 	closed    chan struct{}
@@ -170,6 +175,12 @@ func (c *gateConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.demo.stderr.printf("mcp-demo: never answering %q (--hang-initialize)", req.Method)
 			continue
 		}
+		if c.demo.cfg.InitializeGate != "" && (req.Method == "initialize" || req.Method == "server/discover") {
+			c.gate.Do(func() { c.gateErr = c.waitGate(ctx) })
+			if c.gateErr != nil {
+				return nil, c.gateErr
+			}
+		}
 		if c.demo.cfg.IgnoreUnknown && !isLegacyMethod(req.Method) {
 			c.demo.stderr.printf("mcp-demo: ignoring request %q without answering (--ignore-unknown)", req.Method)
 			continue
@@ -195,6 +206,24 @@ func (c *gateConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	c.mu.Unlock()
 	if wasCall {
 		c.demo.noteCallResponseWritten()
+	}
+	return nil
+}
+
+// waitGate holds the handshake until --initialize-gate's address sends
+// one byte.
+func (c *gateConn) waitGate(ctx context.Context) error {
+	addr := c.demo.cfg.InitializeGate
+	c.demo.stderr.printf("mcp-demo: holding the handshake until %s opens the gate (--initialize-gate)", addr)
+	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--initialize-gate: %w", err)
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	defer stop()
+	if _, err := io.ReadFull(conn, make([]byte, 1)); err != nil {
+		return fmt.Errorf("--initialize-gate %s closed before opening: %w", addr, err)
 	}
 	return nil
 }

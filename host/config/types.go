@@ -345,10 +345,10 @@ type Server struct {
 	// RetryStartup (retry_startup, default true) retries a server whose
 	// first start failed with the crash-restart backoff, as if it had
 	// crashed; false leaves it failed until a reload.
-	RetryStartup   bool
-	ToolTimeout    time.Duration
-	EnabledTools   []string // raw-name globs (internal/glob); nil = unset (all allowed); empty = nothing allowed
-	DisabledTools  []string // raw-name globs (internal/glob)
+	RetryStartup  bool
+	ToolTimeout   time.Duration
+	EnabledTools  []string // raw-name globs (internal/glob); nil = unset (all allowed); empty = nothing allowed
+	DisabledTools []string // raw-name globs (internal/glob)
 	// EnabledResources / DisabledResources filter resources by URI and
 	// resource templates by URI template, like enabled_tools/disabled_tools
 	// (nil = unset, empty = nothing allowed; disabled wins).

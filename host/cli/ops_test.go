@@ -55,6 +55,9 @@ serve {
 		}
 	}
 	stderr.waitFor(t, "Streamable HTTP")
+	// serve answers before its servers are ready (issue 19); the
+	// probes are checked once the required server is.
+	stderr.waitFor(t, "one ready")
 
 	get := func(path string) (int, string) {
 		t.Helper()

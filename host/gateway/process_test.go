@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -39,6 +41,13 @@ type serveProcess struct {
 	stdin  io.WriteCloser
 	stdout io.ReadCloser
 	exited chan error
+
+	// What toolgate wrote to stderr, once waitLine started reading it.
+	readStderr sync.Once
+	mu         sync.Mutex
+	lines      []string
+	more       chan struct{} // closed when a line arrives or stderr ends
+	eof        bool
 }
 
 func startServe(t *testing.T, env []string, args ...string) *serveProcess {
@@ -84,11 +93,52 @@ func pipe(t *testing.T) (*os.File, *os.File) {
 // url waits for the line that says where toolgate serves.
 func (p *serveProcess) url(t *testing.T) string {
 	t.Helper()
-	u, err := procwatch.WaitLine(t.Context(), p.stderr, regexp.MustCompile(`at (http://\S+) \(Streamable HTTP\)`))
-	if err != nil {
-		t.Fatal(err)
+	return p.waitLine(t, regexp.MustCompile(`at (http://\S+) \(Streamable HTTP\)`))
+}
+
+// waitLine waits for a stderr line matching re, among every line
+// toolgate wrote so far or writes later, and returns its last submatch
+// (the whole match without one). Once used, stderr is read by it alone.
+func (p *serveProcess) waitLine(t *testing.T, re *regexp.Regexp) string {
+	t.Helper()
+	p.readStderr.Do(func() {
+		p.more = make(chan struct{})
+		go p.scanStderr()
+	})
+	for i := 0; ; {
+		p.mu.Lock()
+		lines, more, eof := p.lines, p.more, p.eof
+		p.mu.Unlock()
+		for ; i < len(lines); i++ {
+			if m := re.FindStringSubmatch(lines[i]); m != nil {
+				return m[len(m)-1]
+			}
+		}
+		if eof {
+			t.Fatalf("toolgate serve wrote no line matching %q; it wrote:\n%s", re, strings.Join(lines, "\n"))
+		}
+		select {
+		case <-more:
+		case <-t.Context().Done():
+			t.Fatalf("no line matching %q; toolgate serve wrote:\n%s", re, strings.Join(lines, "\n"))
+		}
 	}
-	return u
+}
+
+func (p *serveProcess) scanStderr() {
+	sc := bufio.NewScanner(p.stderr)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		p.mu.Lock()
+		p.lines = append(p.lines, sc.Text())
+		close(p.more)
+		p.more = make(chan struct{})
+		p.mu.Unlock()
+	}
+	p.mu.Lock()
+	p.eof = true
+	close(p.more)
+	p.mu.Unlock()
 }
 
 // exitCode waits for the process to exit and returns its code.

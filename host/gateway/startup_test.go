@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -80,6 +81,7 @@ func TestServeListsReadyServersWhileASlowOneStarts(t *testing.T) {
 	p := startServe(t, nil, "--http", "127.0.0.1:0", "--config", cfg)
 	url := p.url(t)
 	held := g.waiting(t) // slow is in its handshake, and stays there
+	p.waitLine(t, regexp.MustCompile(`fast ready`))
 
 	changed := make(chan struct{}, 16)
 	cs := connectServe(t, url, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
@@ -117,6 +119,7 @@ func TestServeKeepsServingWhenAServerNeverStarts(t *testing.T) {
 	p := startServe(t, nil, "--http", "127.0.0.1:0", "--config", cfg)
 	url := p.url(t)
 	held := g.waiting(t)
+	p.waitLine(t, regexp.MustCompile(`fast ready`))
 
 	logs := make(chan string, 16)
 	cs := connectServe(t, url, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
@@ -161,6 +164,7 @@ func TestServeExitsWhenARequiredServerFailsToStart(t *testing.T) {
 	p := startServe(t, nil, "--http", "127.0.0.1:0", "--config", cfg)
 	url := p.url(t)
 	held := g.waiting(t)
+	p.waitLine(t, regexp.MustCompile(`fast ready`))
 	// Served at once, before the required server is ready…
 	if names := toolNames(t, connectServe(t, url, nil)); !slices.Contains(names, "mcp__fast__echo") {
 		t.Fatalf("tools/list = %v, want fast's tools", names)

@@ -102,11 +102,13 @@ func newSession(g *Gateway, h *host.Host) *session {
 // before it lists (a tool it does not have yet, a prompt, a resource)
 // waits the same way once, or its first call would be refused as
 // unknown.
+//
+// Every list, and every call of a name the session does not hold, also
+// brings the session up to date with the catalog first: the catalog
+// follower refreshes sessions in the background, and a server that
+// became ready an instant earlier must be in the answer.
 func (s *session) awaitFirstList(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if s.listed.Load() {
-			return next(ctx, method, req)
-		}
 		switch method {
 		case "tools/call":
 			if r, ok := req.(*mcp.ServerRequest[*mcp.CallToolParamsRaw]); ok && r.Params != nil {
@@ -119,8 +121,11 @@ func (s *session) awaitFirstList(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			fallthrough
 		case "tools/list", "resources/list", "resources/templates/list", "prompts/list", "prompts/get", "resources/read":
-			s.awaitServers(ctx, method)
-			s.listed.Store(true)
+			if !s.listed.Load() {
+				s.awaitServers(ctx, method)
+				s.listed.Store(true)
+			}
+			s.refresh()
 		}
 		return next(ctx, method, req)
 	}
@@ -140,9 +145,6 @@ func (s *session) awaitServers(ctx context.Context, method string) {
 		// the rest follows with list_changed.
 		s.log.Debug("answering the first list before every server started", "method", method, "reason", err)
 	}
-	// The catalog follower may not have brought the servers that became
-	// ready into this session yet: the list must have them.
-	s.refresh()
 }
 
 // answerDownTools answers a tools/call for a tool this session served

@@ -99,7 +99,8 @@ func newSession(g *Gateway, h *host.Host) *session {
 // A client that lists once (a script, `inspector --cli`) then sees the
 // servers that start quickly, not only those that happened to be ready;
 // a slow one still joins later with list_changed. A client that calls
-// before it lists (a tool it does not have yet, a prompt, a resource)
+// before it lists (a tool it does not have yet, a prompt, a resource,
+// a subscription, a completion)
 // waits the same way once, or its first call would be refused as
 // unknown.
 //
@@ -120,7 +121,8 @@ func (s *session) awaitFirstList(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 			}
 			fallthrough
-		case "tools/list", "resources/list", "resources/templates/list", "prompts/list", "prompts/get", "resources/read":
+		case "tools/list", "resources/list", "resources/templates/list", "prompts/list",
+			"prompts/get", "resources/read", "resources/subscribe", "completion/complete":
 			if !s.listed.Load() {
 				s.awaitServers(ctx, method)
 				s.listed.Store(true)

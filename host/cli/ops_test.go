@@ -39,25 +39,25 @@ serve {
 		done <- cli.Run(ctx, []string{"serve", "--http", "127.0.0.1:0", "--metrics", "127.0.0.1:0", "--config", cfg},
 			cli.IO{In: strings.NewReader(""), Out: io.Discard, Err: stderr, LookupEnv: noUserConfig})
 	}()
-	metricsURL := ""
+	// serve answers before its servers are ready: the probes are read
+	// once it serves and the required server is ready, in either order.
+	metricsURL, serving, ready := "", false, false
 	re := regexp.MustCompile(`metrics at (http://\S+)/metrics`)
 	deadline := time.After(time.Minute)
-	for metricsURL == "" {
+	for metricsURL == "" || !serving || !ready {
 		select {
 		case l := <-stderr.lines:
 			if m := re.FindStringSubmatch(l); m != nil {
 				metricsURL = m[1]
 			}
+			serving = serving || strings.Contains(l, "Streamable HTTP")
+			ready = ready || strings.Contains(l, "✓ one ready")
 		case <-deadline:
 			stderr.mu.Lock()
 			defer stderr.mu.Unlock()
-			t.Fatalf("no metrics address printed:\n%s", stderr.buf.String())
+			t.Fatalf("no metrics address, serving line or ready server printed:\n%s", stderr.buf.String())
 		}
 	}
-	stderr.waitFor(t, "Streamable HTTP")
-	// serve answers before its servers are ready (issue 19); the
-	// probes are checked once the required server is.
-	stderr.waitFor(t, "one ready")
 
 	get := func(path string) (int, string) {
 		t.Helper()

@@ -179,6 +179,9 @@ func (l *loader) serve(d *decoder, r *rawServe) {
 		s.MaxSessions = v
 	}
 	s.AllowPersistentApproval = d.bool(r.AllowPersistentApproval, false)
+	if v, ok := d.durationOrZero(r.InitialListWait); ok {
+		s.InitialListWait = v
+	}
 	l.serveAuth(d, r)
 	l.serveLimits(d, r.Limits)
 	d.serveOps(&s.Ops, r)
@@ -314,6 +317,27 @@ func (d *decoder) duration(a *hcl.Attribute) (time.Duration, bool) {
 		return 0, false
 	}
 	return secondsToDuration(secs), true
+}
+
+// durationOrZero reads a duration like duration, and also 0 (as 0,
+// "0" or "0s"): a setting where 0 turns something off.
+func (d *decoder) durationOrZero(a *hcl.Attribute) (time.Duration, bool) {
+	if a == nil {
+		return 0, false
+	}
+	if v, diags := a.Expr.Value(d.ctx); !diags.HasErrors() && v.IsWhollyKnown() && !v.IsNull() {
+		switch v.Type() {
+		case cty.Number:
+			if v.Equals(cty.Zero).True() {
+				return 0, true
+			}
+		case cty.String:
+			if dur, err := time.ParseDuration(strings.TrimSpace(v.AsString())); err == nil && dur == 0 {
+				return 0, true
+			}
+		}
+	}
+	return d.duration(a)
 }
 
 func secondsToDuration(s float64) time.Duration {

@@ -56,7 +56,7 @@ func defaultConfig() Config {
 			DeferBytes: DefaultDeferBytes,
 		},
 		Model: Model{OutputBudgetBytes: DefaultOutputBudget},
-		Serve: Serve{Listen: DefaultListen, MaxResultBytes: DefaultMaxResultBytes, MaxSessions: DefaultMaxSessions, Ops: ServeOps{DrainGrace: DefaultDrainGrace}},
+		Serve: Serve{Listen: DefaultListen, MaxResultBytes: DefaultMaxResultBytes, MaxSessions: DefaultMaxSessions, InitialListWait: DefaultInitialListWait, Ops: ServeOps{DrainGrace: DefaultDrainGrace}},
 	}
 }
 

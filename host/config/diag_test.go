@@ -618,6 +618,14 @@ audit_log = "a.jsonl"`,
 			},
 		},
 		{
+			name: "serve initial list wait",
+			src: `serve {
+  initial_list_wait = "-1s"
+}
+`,
+			want: []wantDiag{{summary: "Invalid timeout", line: 2}},
+		},
+		{
 			name: "serve beyond loopback without a token",
 			src: `serve {
   listen = "0.0.0.0:8931"

@@ -78,7 +78,7 @@ func TestLoadDefaults(t *testing.T) {
 		},
 		Exposure: Exposure{Mode: ExposureAuto, NameLimit: 64, DeferCount: 50, DeferBytes: 64000},
 		Model:    Model{OutputBudgetBytes: 12000},
-		Serve:    Serve{Listen: "127.0.0.1:8931", MaxResultBytes: DefaultMaxResultBytes, MaxSessions: DefaultMaxSessions, Ops: ServeOps{DrainGrace: DefaultDrainGrace}},
+		Serve:    Serve{Listen: "127.0.0.1:8931", MaxResultBytes: DefaultMaxResultBytes, MaxSessions: DefaultMaxSessions, InitialListWait: DefaultInitialListWait, Ops: ServeOps{DrainGrace: DefaultDrainGrace}},
 		Servers: []Server{{
 			Name:           "demo",
 			Transport:      TransportStdio,
@@ -139,6 +139,7 @@ serve {
   max_sessions              = 50
   allow_persistent_approval = true
   drain_grace               = "45s"
+  initial_list_wait         = "2s"
   metrics {
     listen = "0.0.0.0:9464"
   }
@@ -237,7 +238,7 @@ server "files" {
 		Exposure: Exposure{Mode: ExposureDeferred, NameLimit: 128, DeferCount: 10, DeferBytes: 64000, NeverDefer: []string{"mcp__files__*"},
 			Embeddings: &Embeddings{URL: "http://localhost:11434/v1", Model: "nomic-embed-text", APIKeyEnvVar: "EMBEDDINGS_KEY"}},
 		Model: Model{ImageInput: true, AudioInput: true, OutputBudgetBytes: 5000},
-		Serve: Serve{Listen: "0.0.0.0:9000", TokenEnvVar: "TOOLGATE_TOKEN", MaxResultBytes: 1 << 20, MaxSessions: 50, AllowPersistentApproval: true,
+		Serve: Serve{Listen: "0.0.0.0:9000", TokenEnvVar: "TOOLGATE_TOKEN", MaxResultBytes: 1 << 20, MaxSessions: 50, AllowPersistentApproval: true, InitialListWait: 2 * time.Second,
 			Ops: ServeOps{MetricsListen: "0.0.0.0:9464", OTLPEndpoint: "http://collector:4318", DrainGrace: 45 * time.Second}},
 		Plugins: []Plugin{
 			{
@@ -321,8 +322,8 @@ server "files" {
 	_, diags = DecodeConfigBody(e.Config, &hcldec.ObjectSpec{
 		"executor": &hcldec.AttrSpec{Name: "executor", Type: cty.String},
 	})
-	if len(diags) != 1 || !strings.Contains(diags[0].Detail, `"host" is not expected here`) || diags[0].Subject.Start.Line != 78 {
-		t.Errorf("decoding with a schema lacking host: want one Unsupported argument at line 78, got %v", diags)
+	if len(diags) != 1 || !strings.Contains(diags[0].Detail, `"host" is not expected here`) || diags[0].Subject.Start.Line != 79 {
+		t.Errorf("decoding with a schema lacking host: want one Unsupported argument at line 79, got %v", diags)
 	}
 }
 
@@ -527,6 +528,22 @@ func TestWindowsCommandPathIsKeptAsWritten(t *testing.T) {
 		want := strings.ReplaceAll(command, `\\`, `\`)
 		if got := cfg.Servers[0].Command; got != want {
 			t.Errorf("command %s loaded as %q, want %q", command, got, want)
+		}
+	}
+}
+
+// initial_list_wait = 0 turns the wait off, unlike the other durations
+// where 0 is refused; unset it is the default.
+func TestInitialListWaitZeroAnswersAtOnce(t *testing.T) {
+	for src, want := range map[string]time.Duration{
+		"serve {\n  initial_list_wait = 0\n}\n":      0,
+		"serve {\n  initial_list_wait = \"0s\"\n}\n": 0,
+		"serve {\n  initial_list_wait = 1.5\n}\n":    1500 * time.Millisecond,
+		"serve {\n  max_sessions = 3\n}\n":           DefaultInitialListWait,
+	} {
+		cfg, _ := mustLoad(t, src, nil)
+		if got := cfg.Serve.InitialListWait; got != want {
+			t.Errorf("%q: InitialListWait = %v, want %v", src, got, want)
 		}
 	}
 }

@@ -13,6 +13,14 @@ import (
 // that servers and plugins still stop cleanly.
 const DefaultDrainGrace = 20 * time.Second
 
+// DefaultInitialListWait is how long a session's first list waits for
+// servers still starting when serve { initial_list_wait } is not set:
+// long enough for servers that start in well under a second to be in the
+// one list a script or `inspector --cli` reads, short enough that a
+// client never waits long for one that is slow or hangs (it is
+// announced with list_changed later).
+const DefaultInitialListWait = 500 * time.Millisecond
+
 // serveOps reads the operations settings of the serve block: the
 // metrics listener, OTLP tracing and the drain grace period.
 func (d *decoder) serveOps(o *ServeOps, r *rawServe) {

@@ -69,6 +69,7 @@ type rawServe struct {
 	Auth                    *rawAuth       `hcl:"auth,block"`
 	Limits                  []rawLimit     `hcl:"limit,block"`
 	DrainGrace              *hcl.Attribute `hcl:"drain_grace,optional"`
+	InitialListWait         *hcl.Attribute `hcl:"initial_list_wait,optional"`
 	Metrics                 *rawMetrics    `hcl:"metrics,block"`
 	Tracing                 *rawTracing    `hcl:"tracing,block"`
 	DeclRange               hcl.Range      // set by the loader

@@ -37,7 +37,7 @@ func TestServeAuthAndLimitsLoad(t *testing.T) {
 		t.Fatalf("diagnostics: %s", describe(diags))
 	}
 	want := Serve{
-		Listen: "0.0.0.0:8931", MaxResultBytes: DefaultMaxResultBytes, MaxSessions: DefaultMaxSessions, Ops: ServeOps{DrainGrace: DefaultDrainGrace},
+		Listen: "0.0.0.0:8931", MaxResultBytes: DefaultMaxResultBytes, MaxSessions: DefaultMaxSessions, InitialListWait: DefaultInitialListWait, Ops: ServeOps{DrainGrace: DefaultDrainGrace},
 		Auth: &Auth{
 			Issuer: "https://login.example.com/realms/team", Resource: "https://toolgate.example.com/mcp",
 			Audiences: []string{"https://toolgate.example.com/mcp"}, Scopes: []string{"mcp"},

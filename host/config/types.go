@@ -179,6 +179,12 @@ type Serve struct {
 	Auth *Auth
 	// Limits are the serve limit blocks, in config order.
 	Limits []Limit
+	// InitialListWait bounds how long a session's first tools/list (or
+	// resources/list, prompts/list) waits for servers still starting, so
+	// that a client that lists once sees them; it answers as soon as every
+	// enabled server is ready or failed. 0 answers at once with the
+	// servers ready. Default DefaultInitialListWait.
+	InitialListWait time.Duration
 	// Ops is the operations listener and telemetry (serve { metrics },
 	// serve { tracing }, drain_grace); see ServeOps.
 	Ops ServeOps

@@ -56,8 +56,10 @@ func TestConformanceServerSuiteThroughServe(t *testing.T) {
 	waitAccepting(t, "127.0.0.1:"+port)
 	direct := runServerSuite(t, interop, "http://127.0.0.1:"+port+"/")
 
-	// Through toolgate serve, the fixture as its only (stdio) server.
-	cfg := writeConfig(t, "", fmt.Sprintf("server %q {\n  command = %q\n  prefix = false\n  default_tools_approval_mode = \"approve\"\n}\n", "everything", fixture))
+	// Through toolgate serve, the fixture as its only (stdio) server. Each
+	// scenario's session may start before the fixture is ready: its first
+	// request waits for it (generousListWait).
+	cfg := writeConfig(t, generousListWait, fmt.Sprintf("server %q {\n  command = %q\n  prefix = false\n  default_tools_approval_mode = \"approve\"\n}\n", "everything", fixture))
 	p := startServe(t, nil, "--http", "127.0.0.1:0", "--config", cfg)
 	through := runServerSuite(t, interop, p.url(t))
 

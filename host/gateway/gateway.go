@@ -84,9 +84,11 @@ type Gateway struct {
 	// seq numbers calls, so that a legacy server's elicitation goes to
 	// the oldest call running on it.
 	seq atomic.Uint64
-	// ph is the server for requests that address no live session.
-	phOnce sync.Once
-	ph     *mcp.Server
+	// ph is the server for requests that address no live session, built
+	// for the capabilities phOffers (see placeholder).
+	phMu     sync.Mutex
+	ph       *mcp.Server
+	phOffers offered
 
 	mu       sync.Mutex
 	host     *host.Host
@@ -457,7 +459,6 @@ func (g *Gateway) newServer(id string, step *exposure.Step) *mcp.Server {
 	opts := &mcp.ServerOptions{
 		Instructions: instructions(step),
 		Logger:       slogbridge.New(g.log.Named("sdk")),
-		Capabilities: sessionCapabilities(),
 		GetSessionID: func() string { return id },
 	}
 	g.offerOptions(opts)

@@ -343,17 +343,21 @@ func (g *Gateway) serverFor(r *http.Request) *mcp.Server {
 }
 
 // placeholder is a server without tools for requests that address no
-// live session.
+// live session. It declares what a session started now would (offered),
+// so that a server/discover, which opens no session, describes the
+// gateway as initialize will; it is built again when that changes.
 func (g *Gateway) placeholder() *mcp.Server {
-	g.phOnce.Do(func() {
-		// The sessions' capabilities, so that a server/discover, which
-		// opens no session, describes the gateway as initialize will.
+	off := g.offered()
+	g.phMu.Lock()
+	defer g.phMu.Unlock()
+	if g.ph == nil || g.phOffers != off {
 		g.ph = mcp.NewServer(g.impl, &mcp.ServerOptions{
 			Logger:       slogbridge.New(g.log.Named("sdk")),
-			Capabilities: sessionCapabilities(),
+			Capabilities: off.capabilities(),
 		})
 		g.ph.AddReceivingMiddleware(refuseInitialize)
-	})
+		g.phOffers = off
+	}
 	return g.ph
 }
 

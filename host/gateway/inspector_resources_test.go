@@ -27,7 +27,9 @@ func TestInspectorSeesResourcesAndPromptsAsDirect(t *testing.T) {
 	cli := filepath.Join(interop, "node_modules", "@modelcontextprotocol", "inspector-cli", "build", "index.js")
 	everything := testbin.EverythingServer(t, "stdio")
 	argv, _ := json.Marshal(everything[1:])
-	cfg := writeConfig(t, "", fmt.Sprintf("server \"everything\" {\n  command = %q\n  args = %s\n  prefix = false\n}\n", everything[0], argv))
+	// The Inspector CLI lists once: its first request waits for the
+	// server to start (generousListWait).
+	cfg := writeConfig(t, generousListWait, fmt.Sprintf("server \"everything\" {\n  command = %q\n  args = %s\n  prefix = false\n}\n", everything[0], argv))
 
 	inspect := func(t *testing.T, target []string, args ...string) map[string]any {
 		t.Helper()

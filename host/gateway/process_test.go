@@ -284,7 +284,9 @@ func TestInspectorListsAndCallsToolsThroughServe(t *testing.T) {
 	interop := testbin.Interop(t)
 	node := testbin.Node(t)
 	cli := filepath.Join(interop, "node_modules", "@modelcontextprotocol", "inspector-cli", "build", "index.js")
-	cfg := writeConfig(t, "", demoServer(t, "demo", filepath.Join(t.TempDir(), "calls"), ""))
+	// The Inspector CLI lists (or calls) once: its first request waits
+	// for demo to start (generousListWait).
+	cfg := writeConfig(t, generousListWait, demoServer(t, "demo", filepath.Join(t.TempDir(), "calls"), ""))
 	toolgate := testbin.Path(t, "toolgate")
 
 	inspect := func(t *testing.T, args ...string) map[string]any {

@@ -258,34 +258,61 @@ func (p *offerPlan) route(uri string) (r *servedResource, raw string, ok bool) {
 	return nil, "", false
 }
 
-// offerOptions sets the capabilities and handlers of a session's server
-// for what the downstream servers declare: resources (with subscribe and
-// listChanged), prompts and completions are declared when any ready
-// server declares them.
-func (g *Gateway) offerOptions(o *mcp.ServerOptions) {
+// offered says which of resources, prompts and completions upstream
+// sessions declare: those any ready server declares, and all three while
+// an enabled server has not ended its first start. A session's
+// capabilities are fixed at initialize, so a session that starts before
+// a slow server is ready would otherwise never offer what that server
+// brings (its resources arrive later with resources/list_changed); an
+// empty list meanwhile is harmless.
+type offered struct{ resources, prompts, completions bool }
+
+func (g *Gateway) offered() offered {
 	g.mu.Lock()
 	h := g.host
 	g.mu.Unlock()
 	if h == nil {
-		return
+		return offered{}
 	}
-	var res, prompts, completions bool
+	if h.Manager.Settling() {
+		return offered{true, true, true}
+	}
+	var o offered
 	for _, info := range h.Manager.Catalog().Servers {
 		if c := info.Capabilities; c != nil {
-			res = res || c.Resources != nil
-			prompts = prompts || c.Prompts != nil
-			completions = completions || c.Completions != nil
+			o.resources = o.resources || c.Resources != nil
+			o.prompts = o.prompts || c.Prompts != nil
+			o.completions = o.completions || c.Completions != nil
 		}
 	}
-	if res {
-		o.Capabilities.Resources = &mcp.ResourceCapabilities{Subscribe: true, ListChanged: true}
+	return o
+}
+
+// capabilities are what a session with these offers declares.
+func (o offered) capabilities() *mcp.ServerCapabilities {
+	c := sessionCapabilities()
+	if o.resources {
+		c.Resources = &mcp.ResourceCapabilities{Subscribe: true, ListChanged: true}
+	}
+	if o.prompts {
+		c.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+	}
+	if o.completions {
+		c.Completions = &mcp.CompletionCapabilities{}
+	}
+	return c
+}
+
+// offerOptions sets the capabilities and handlers of a session's server
+// for what the downstream servers declare (see offered).
+func (g *Gateway) offerOptions(o *mcp.ServerOptions) {
+	off := g.offered()
+	o.Capabilities = off.capabilities()
+	if off.resources {
 		o.SubscribeHandler = g.subscribe
 		o.UnsubscribeHandler = g.unsubscribe
 	}
-	if prompts {
-		o.Capabilities.Prompts = &mcp.PromptCapabilities{ListChanged: true}
-	}
-	if completions {
+	if off.completions {
 		o.CompletionHandler = g.complete
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -46,6 +47,9 @@ type session struct {
 	// notices are log messages for this session that belong to no call.
 	notices chan *mcp.LoggingMessageParams
 	ended   chan struct{} // closed by end, once
+	// listed is set once a list request waited for servers still
+	// starting (awaitFirstList): later lists answer at once.
+	listed atomic.Bool
 
 	// refreshMu serializes changes of the tool list.
 	refreshMu sync.Mutex
@@ -85,8 +89,64 @@ func newSession(g *Gateway, h *host.Host) *session {
 		waiting:   map[string]*call{},
 	}
 	s.server = g.newServer(id, s.step)
-	s.server.AddReceivingMiddleware(s.answerDownTools)
+	s.server.AddReceivingMiddleware(s.answerDownTools, s.awaitFirstList)
 	return s
+}
+
+// awaitFirstList holds the session's first tools/list (or resources,
+// templates or prompts list) until every enabled server ended its first
+// start, or serve { initial_list_wait } elapsed, whichever comes first.
+// A client that lists once (a script, `inspector --cli`) then sees the
+// servers that start quickly, not only those that happened to be ready;
+// a slow one still joins later with list_changed. A client that calls
+// before it lists (a tool it does not have yet, a prompt, a resource,
+// a subscription, a completion)
+// waits the same way once, or its first call would be refused as
+// unknown.
+//
+// Every list, and every call of a name the session does not hold, also
+// brings the session up to date with the catalog first: the catalog
+// follower refreshes sessions in the background, and a server that
+// became ready an instant earlier must be in the answer.
+func (s *session) awaitFirstList(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/call":
+			if r, ok := req.(*mcp.ServerRequest[*mcp.CallToolParamsRaw]); ok && r.Params != nil {
+				s.mu.Lock()
+				_, served := s.served[r.Params.Name]
+				s.mu.Unlock()
+				if served {
+					break
+				}
+			}
+			fallthrough
+		case "tools/list", "resources/list", "resources/templates/list", "prompts/list",
+			"prompts/get", "resources/read", "resources/subscribe", "completion/complete":
+			if !s.listed.Load() {
+				s.awaitServers(ctx, method)
+				s.listed.Store(true)
+			}
+			s.refresh()
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func (s *session) awaitServers(ctx context.Context, method string) {
+	wait := s.h.Config().Serve.InitialListWait
+	if wait <= 0 || !s.h.Manager.Settling() {
+		return
+	}
+	s.log.Debug("the first list waits for servers still starting", "method", method, "initial_list_wait", wait)
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	defer context.AfterFunc(s.ctx, cancel)() // nor past the session's end
+	if err := s.h.Manager.WaitSettled(ctx); err != nil {
+		// Not an error for the client: the list has what is ready, and
+		// the rest follows with list_changed.
+		s.log.Debug("answering the first list before every server started", "method", method, "reason", err)
+	}
 }
 
 // answerDownTools answers a tools/call for a tool this session served

@@ -345,6 +345,49 @@ func (m *Manager) WaitStartup(ctx context.Context) (events.StartupComplete, erro
 	}
 }
 
+// Settling reports whether an enabled server has not ended its first
+// start attempt (at startup, or after Apply added or restarted it): what
+// it will offer is not known yet. A server that failed and retries
+// (retry_startup) has settled.
+func (m *Manager) Settling() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range m.servers {
+		if s.cfg.Enabled && !isClosed(s.settled) {
+			return true
+		}
+	}
+	return false
+}
+
+// WaitSettled blocks until every enabled server known now ended its
+// first start attempt (ready, failed or cancelled), or ctx ends.
+func (m *Manager) WaitSettled(ctx context.Context) error {
+	m.mu.Lock()
+	chans := make([]chan struct{}, 0, len(m.servers))
+	for _, s := range m.servers {
+		chans = append(chans, s.settled)
+	}
+	m.mu.Unlock()
+	for _, c := range chans {
+		select {
+		case <-c:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
 // RequiredError returns the aggregated failure of required servers after
 // startup, or nil. Hosts exit with code 1 on it.
 func (m *Manager) RequiredError() error {

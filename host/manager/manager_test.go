@@ -597,3 +597,53 @@ func TestFailedStartIsRetriedWithBackoff(t *testing.T) {
 		t.Fatalf("calling the retried server: %v", err)
 	}
 }
+
+// TestSettlingUntilEveryServerEndedItsFirstStart: Settling and
+// WaitSettled (what toolgate serve's first list waits on) hold while an
+// enabled server is in its first handshake, whatever a disabled server
+// does, and end once it is ready.
+func TestSettlingUntilEveryServerEndedItsFirstStart(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	off := demo(t, "off")
+	off.Enabled = false
+	cfg := &config.Config{Servers: []config.Server{demo(t, "fast"), demo(t, "late", "--initialize-gate", ln.Addr().String()), off},
+		Exposure: config.Exposure{NameLimit: 64}}
+	m := manager.New(cfg, manager.Options{
+		Environments: environment.New(cfg, environment.Options{Local: launch.NewLocal(launch.LocalOptions{})}),
+		LookupEnv:    func(k string) (string, bool) { return os.LookupEnv(k) },
+	})
+	t.Cleanup(func() { _ = m.Close() })
+	if !m.Settling() {
+		t.Fatal("Settling is false before Start")
+	}
+	m.Start(t.Context())
+	c, err := ln.Accept() // late is in its handshake, and stays there
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if !m.Settling() {
+		t.Fatal("Settling is false while late is in its first handshake")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := m.WaitSettled(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("WaitSettled while late starts, with its context ended = %v, want context.Canceled", err)
+	}
+	if _, err := c.Write([]byte{1}); err != nil { // late may finish now
+		t.Fatal(err)
+	}
+	if err := m.WaitSettled(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if m.Settling() {
+		t.Fatal("Settling is true after every server settled")
+	}
+	if st := statusOf(m, "late"); st.Status != events.StatusReady {
+		t.Fatalf("late after WaitSettled: %+v, want ready", st)
+	}
+}

@@ -179,6 +179,7 @@ func (l *loader) serve(d *decoder, r *rawServe) {
 		s.MaxSessions = v
 	}
 	s.AllowPersistentApproval = d.bool(r.AllowPersistentApproval, false)
+	s.ForwardSampling = d.bool(r.ForwardSampling, false)
 	l.serveAuth(d, r)
 	l.serveLimits(d, r.Limits)
 	d.serveOps(&s.Ops, r)
@@ -396,6 +397,12 @@ func (l *loader) environment(d *decoder, r *rawEnvironment, f *hcl.File) {
 // block that failed to decode is not reported again as "missing".
 func (l *loader) crossCheck(d *decoder) {
 	cfg := l.cfg
+	for i := range cfg.Servers {
+		if cfg.Servers[i].ForwardSampling == nil {
+			v := cfg.Serve.ForwardSampling
+			cfg.Servers[i].ForwardSampling = &v
+		}
+	}
 	pluginsOfKind := func(kind PluginKind) []string {
 		var names []string
 		for _, p := range cfg.Plugins {

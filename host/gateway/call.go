@@ -507,11 +507,20 @@ func elicitVerbatim(ctx context.Context, ss *mcp.ServerSession, params *mcp.Elic
 func sendVerbatim(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if real, ok := ctx.Value(verbatimKey{}).(*mcp.ElicitParams); ok && method == "elicitation/create" {
-			if r, ok := req.(*mcp.ElicitRequest); ok {
-				fwd := *real
-				fwd.Mode = r.Params.Mode
-				r.Params = &fwd
+			// ServerSession.Elicit builds its request with the params
+			// as the Params interface.
+			var sent *mcp.ElicitParams
+			r, ok := req.(*mcp.ServerRequest[mcp.Params])
+			if ok {
+				sent, _ = r.Params.(*mcp.ElicitParams)
 			}
+			if sent == nil {
+				// Never send the form without its schema.
+				return nil, fmt.Errorf("toolgate cannot forward the elicitation: go-sdk sent it as %T", req)
+			}
+			fwd := *real
+			fwd.Mode = sent.Mode
+			r.Params = &fwd
 		}
 		return next(ctx, method, req)
 	}

@@ -211,7 +211,7 @@ func (m *Manager) clientOptions(s *server, cfg config.Server, gen int) (mcpclien
 			return m.opts.Elicit(ctx, name, req)
 		}
 	}
-	if m.opts.Sample != nil && cfg.ForwardSampling != nil && *cfg.ForwardSampling {
+	if m.opts.Sample != nil && cfg.OffersSampling() {
 		opts.Handlers.Sample = func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
 			return m.opts.Sample(ctx, name, req)
 		}

@@ -140,12 +140,12 @@ func connectionChanged(a, b config.Server) bool {
 		// Sampling is declared at initialize: a change reconnects.
 		sampling := s.OffersSampling()
 		return config.Server{
-			ForwardSampling: &sampling,
-			Name:            s.Name, Transport: s.Transport,
+			Name: s.Name, Transport: s.Transport,
 			Command: s.Command, Args: s.Args, Env: s.Env, EnvVars: s.EnvVars, Cwd: s.Cwd,
 			URL: s.URL, BearerTokenEnvVar: s.BearerTokenEnvVar, HTTPHeaders: s.HTTPHeaders,
 			EnvHTTPHeaders: s.EnvHTTPHeaders, OAuth: s.OAuth,
 			Enabled: s.Enabled, ProtocolVersion: s.ProtocolVersion, Environment: s.Environment,
+			ForwardSampling: &sampling,
 		}
 	}
 	return !key(a).SameProjection(key(b))

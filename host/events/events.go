@@ -212,11 +212,13 @@ type SamplingRequest struct {
 	Server    string    `json:"server"`
 	SessionID string    `json:"session_id,omitempty"` // the upstream session it went to
 	Tool      string    `json:"tool,omitempty"`       // the model name of the call it belongs to
-	Status    string    `json:"status"`               // forwarded | refused | failed
-	Messages  int       `json:"messages"`
-	MaxTokens int64     `json:"max_tokens"`
-	Model     string    `json:"model,omitempty"` // the model the client says answered
-	Error     string    `json:"error,omitempty"`
+	// Caller is who made that call (toolgate serve with auth).
+	Caller    *identity.Caller `json:"caller,omitempty"`
+	Status    string           `json:"status"` // forwarded | refused | failed
+	Messages  int              `json:"messages"`
+	MaxTokens int64            `json:"max_tokens"`
+	Model     string           `json:"model,omitempty"` // the model the client says answered
+	Error     string           `json:"error,omitempty"`
 }
 
 func (SamplingRequest) Kind() string { return "sampling_request" }

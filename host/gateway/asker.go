@@ -96,7 +96,7 @@ func (g *Gateway) Sample(ctx context.Context, server string, req *mcp.CreateMess
 	case req.Params == nil:
 		why = "the sampling request has no params"
 	case c != nil:
-		ev.SessionID, ev.Tool = c.s.id, c.tool.name
+		ev.SessionID, ev.Tool, ev.Caller = c.s.id, c.tool.name, c.s.caller
 		why = c.s.cannotSample(c.ss, req.Params)
 	}
 	if why != "" {

@@ -491,6 +491,7 @@ func (c *Client) serverRequests(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		case "sampling/createMessage":
 			if c.opts.Handlers.Sample == nil {
+				c.log.Warn("refused the server's sampling/createMessage: toolgate does not offer it sampling (forward_sampling)")
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: NoSamplingMessage}
 			}
 		}

@@ -638,6 +638,7 @@ server "same"    { command = "DEMO" }
 server "changed" { command = "DEMO" }
 server "removed" { command = "DEMO" }
 server "modes"   { command = "DEMO" }
+server "sampler" { command = "DEMO" }
 `)
 	rec := &events.Recorder{}
 	h, err := host.New(cfg, host.Options{Sinks: []events.Sink{rec}})
@@ -668,15 +669,19 @@ server "modes" {
   command = "DEMO"
   tool "echo" { approval_mode = "prompt" }
 }
+server "sampler" {
+  command          = "DEMO"
+  forward_sampling = true # declared at initialize: reconnects
+}
 server "added"   { command = "DEMO" }
 `))
-	want := manager.ApplyResult{Kept: []string{"same"}, Updated: []string{"modes"}, Restarted: []string{"changed"},
+	want := manager.ApplyResult{Kept: []string{"same"}, Updated: []string{"modes"}, Restarted: []string{"changed", "sampler"},
 		Removed: []string{"removed"}, Added: []string{"added"}}
 	if !reflect.DeepEqual(res, want) {
 		t.Fatalf("Apply = %+v, want %+v", res, want)
 	}
 	// "changed" becomes ready a second time, "added" a first.
-	for name, nth := range map[string]int{"changed": 2, "added": 1} {
+	for name, nth := range map[string]int{"changed": 2, "sampler": 2, "added": 1} {
 		seen := 0
 		if _, err := rec.WaitFor(t.Context(), func(e events.Event) bool {
 			if s, ok := e.(events.ServerStartup); ok && s.Server == name && s.Status == events.StatusReady {

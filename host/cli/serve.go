@@ -137,7 +137,7 @@ func (g *globals) serve(cmd *cobra.Command, httpAddr, metricsAddr string, watch 
 	h, err := g.launchHost(ctx, cfg, true, host.Options{
 		Asker:           gw,
 		AskerIsUpstream: true,
-		Manager:         manager.Options{ServerLog: gw.ForwardLog, ResourceUpdated: gw.ForwardResourceUpdated},
+		Manager:         manager.Options{ServerLog: gw.ForwardLog, ResourceUpdated: gw.ForwardResourceUpdated, Sample: gw.Sample},
 		Sinks:           ops.sinks,
 	})
 	if err != nil {

@@ -182,6 +182,7 @@ func (l *loader) serve(d *decoder, r *rawServe) {
 	if v, ok := d.durationOrZero(r.InitialListWait); ok {
 		s.InitialListWait = v
 	}
+	s.ForwardSampling = d.bool(r.ForwardSampling, false)
 	l.serveAuth(d, r)
 	l.serveLimits(d, r.Limits)
 	d.serveOps(&s.Ops, r)
@@ -420,6 +421,12 @@ func (l *loader) environment(d *decoder, r *rawEnvironment, f *hcl.File) {
 // block that failed to decode is not reported again as "missing".
 func (l *loader) crossCheck(d *decoder) {
 	cfg := l.cfg
+	for i := range cfg.Servers {
+		if cfg.Servers[i].ForwardSampling == nil {
+			v := cfg.Serve.ForwardSampling
+			cfg.Servers[i].ForwardSampling = &v
+		}
+	}
 	pluginsOfKind := func(kind PluginKind) []string {
 		var names []string
 		for _, p := range cfg.Plugins {

@@ -90,6 +90,7 @@ func TestLoadDefaults(t *testing.T) {
 			Environment:     "local",
 			Prefix:          true,
 			RedactResults:   true,
+			ForwardSampling: ptr(false),
 		}},
 	}
 	if diff := cmp.Diff(want, cfg, ignoreRanges); diff != "" {
@@ -138,6 +139,7 @@ serve {
   max_result_bytes          = 1048576
   max_sessions              = 50
   allow_persistent_approval = true
+  forward_sampling          = true
   drain_grace               = "45s"
   initial_list_wait         = "2s"
   metrics {
@@ -225,6 +227,7 @@ server "files" {
   prefix  = false
   enabled = false
   supports_parallel_tool_calls = true
+  forward_sampling             = false
   redact_results = false
 }
 `
@@ -238,7 +241,7 @@ server "files" {
 		Exposure: Exposure{Mode: ExposureDeferred, NameLimit: 128, DeferCount: 10, DeferBytes: 64000, NeverDefer: []string{"mcp__files__*"},
 			Embeddings: &Embeddings{URL: "http://localhost:11434/v1", Model: "nomic-embed-text", APIKeyEnvVar: "EMBEDDINGS_KEY"}},
 		Model: Model{ImageInput: true, AudioInput: true, OutputBudgetBytes: 5000},
-		Serve: Serve{Listen: "0.0.0.0:9000", TokenEnvVar: "TOOLGATE_TOKEN", MaxResultBytes: 1 << 20, MaxSessions: 50, AllowPersistentApproval: true, InitialListWait: 2 * time.Second,
+		Serve: Serve{Listen: "0.0.0.0:9000", TokenEnvVar: "TOOLGATE_TOKEN", MaxResultBytes: 1 << 20, MaxSessions: 50, AllowPersistentApproval: true, ForwardSampling: true, InitialListWait: 2 * time.Second,
 			Ops: ServeOps{MetricsListen: "0.0.0.0:9464", OTLPEndpoint: "http://collector:4318", DrainGrace: 45 * time.Second}},
 		Plugins: []Plugin{
 			{
@@ -266,7 +269,7 @@ server "files" {
 				Enabled: true, Required: true,
 				StartupTimeout: 12500 * time.Millisecond, RetryStartup: true, ToolTimeout: 60 * time.Second,
 				ProtocolVersion: "2025-06-18", Environment: "local", Prefix: true, Exposure: ExposureDirect,
-				RedactResults: true,
+				RedactResults: true, ForwardSampling: ptr(true), // serve's
 			},
 			{
 				Name: "files", Transport: TransportStdio,
@@ -291,6 +294,7 @@ server "files" {
 					"read_file":  {ApprovalMode: ModeApprove},
 				},
 				ParallelToolCalls: true,
+				ForwardSampling:   ptr(false), // its own block's
 			},
 		},
 	}
@@ -322,8 +326,11 @@ server "files" {
 	_, diags = DecodeConfigBody(e.Config, &hcldec.ObjectSpec{
 		"executor": &hcldec.AttrSpec{Name: "executor", Type: cty.String},
 	})
-	if len(diags) != 1 || !strings.Contains(diags[0].Detail, `"host" is not expected here`) || diags[0].Subject.Start.Line != 79 {
-		t.Errorf("decoding with a schema lacking host: want one Unsupported argument at line 79, got %v", diags)
+	// The diagnostic points at host's line in the file, wherever the
+	// blocks above it put it.
+	hostLine := 1 + strings.Count(src[:strings.Index(src, `host     = "build-1"`)], "\n")
+	if len(diags) != 1 || !strings.Contains(diags[0].Detail, `"host" is not expected here`) || diags[0].Subject.Start.Line != hostLine {
+		t.Errorf("decoding with a schema lacking host: want one Unsupported argument at line %d, got %v", hostLine, diags)
 	}
 }
 
@@ -547,3 +554,4 @@ func TestInitialListWaitZeroAnswersAtOnce(t *testing.T) {
 		}
 	}
 }
+func ptr[T any](v T) *T { return &v }

@@ -138,3 +138,9 @@ func DecodeConfigBody(body hcl.Body, spec hcldec.Spec) (cty.Value, hcl.Diagnosti
 		return hcldec.Decode(body, spec, nil)
 	}
 }
+
+// OffersSampling reports whether toolgate serve offers this server
+// sampling (forward_sampling, resolved at load).
+func (s Server) OffersSampling() bool {
+	return s.ForwardSampling != nil && *s.ForwardSampling
+}

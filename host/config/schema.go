@@ -66,6 +66,7 @@ type rawServe struct {
 	// AllowPersistentApproval lets an upstream client's answer write
 	// approval_mode = "remembered" into the config.
 	AllowPersistentApproval *hcl.Attribute `hcl:"allow_persistent_approval,optional"`
+	ForwardSampling         *hcl.Attribute `hcl:"forward_sampling,optional"`
 	Auth                    *rawAuth       `hcl:"auth,block"`
 	Limits                  []rawLimit     `hcl:"limit,block"`
 	DrainGrace              *hcl.Attribute `hcl:"drain_grace,optional"`
@@ -159,6 +160,7 @@ type rawServer struct {
 	DefaultToolsApprovalMode *hcl.Attribute `hcl:"default_tools_approval_mode,optional"`
 	Tools                    []rawTool      `hcl:"tool,block"`
 	Prefix                   *hcl.Attribute `hcl:"prefix,optional"`
+	ForwardSampling          *hcl.Attribute `hcl:"forward_sampling,optional"`
 	Exposure                 *hcl.Attribute `hcl:"exposure,optional"`
 	ParallelToolCalls        *hcl.Attribute `hcl:"supports_parallel_tool_calls,optional"`
 	RedactResults            *hcl.Attribute `hcl:"redact_results,optional"`

@@ -95,6 +95,10 @@ func (l *loader) server(d *decoder, r *rawServer) {
 	}
 	s.Tools = d.tools(r.Tools)
 	s.Prefix = d.bool(r.Prefix, s.Prefix)
+	if r.ForwardSampling != nil {
+		v := d.bool(r.ForwardSampling, false)
+		s.ForwardSampling = &v
+	}
 	s.RedactResults = d.bool(r.RedactResults, s.RedactResults)
 	if v, ok := d.int(r.MaxTools, 1, MaxMaxTools); ok {
 		s.MaxTools = v

@@ -174,6 +174,11 @@ type Serve struct {
 	// upstream clients of toolgate serve; default false, because that
 	// answer rewrites the operator's config for every session.
 	AllowPersistentApproval bool
+	// ForwardSampling makes toolgate serve declare the sampling client
+	// capability to its servers and forward their sampling/createMessage
+	// to the upstream client whose tool call is running; default false
+	// (README "Sampling"). A server block's forward_sampling overrides it.
+	ForwardSampling bool
 	// Auth, when set, makes serve accept OAuth access tokens and know
 	// each caller; nil = no caller identity (token_env_var at most).
 	Auth *Auth
@@ -368,9 +373,13 @@ type Server struct {
 
 	DefaultToolsApprovalMode ApprovalMode // "" = unset (auto)
 	Tools                    map[string]ToolConfig
-	Prefix                   bool         // default true
-	Exposure                 ExposureMode // "" = follow the exposure block
-	ParallelToolCalls        bool         // supports_parallel_tool_calls
+	Prefix                   bool // default true
+	// ForwardSampling (forward_sampling) is serve's ForwardSampling
+	// unless the server block sets it; the loader fills it in. nil (a
+	// Server built by hand) means false.
+	ForwardSampling   *bool
+	Exposure          ExposureMode // "" = follow the exposure block
+	ParallelToolCalls bool         // supports_parallel_tool_calls
 	// RedactResults (default true) replaces the secrets the server was
 	// given (credential env values, tokens, credential headers) in the
 	// results the model gets. The audit log redacts them either way.

@@ -3,12 +3,16 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/host/approval"
+	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/exposure"
 )
 
@@ -43,7 +47,7 @@ func (g *Gateway) AskApproval(ctx context.Context, p approval.Prompt) (approval.
 	if why := c.s.cannotAsk(c.ss, "form"); why != "" {
 		return approval.ChoiceDecline, fmt.Errorf("%w: %s", approval.ErrNobodyToAsk, why)
 	}
-	res, err := c.ask(ctx, approvalForm(p, c.tool.name))
+	res, err := c.elicit(ctx, approvalForm(p, c.tool.name))
 	if err != nil {
 		return approval.ChoiceDecline, fmt.Errorf("ask the upstream MCP client: %w", err)
 	}
@@ -57,14 +61,10 @@ func (g *Gateway) AskApproval(ctx context.Context, p approval.Prompt) (approval.
 // unless calls of several upstream sessions run on it at once (then it is
 // declined, and the log says how to fix it).
 func (g *Gateway) Elicit(ctx context.Context, e approval.Elicitation) (*mcp.ElicitResult, error) {
-	c := callFrom(ctx)
+	c, why := g.callFor(ctx, e.Server)
 	if c == nil {
-		var why string
-		c, why = g.callTo(e.Server)
-		if c == nil {
-			g.log.Warn("declining a server's elicitation", "server", e.Server, "reason", why)
-			return nil, fmt.Errorf("%w: %s", approval.ErrNobodyToAsk, why)
-		}
+		g.log.Warn("declining a server's elicitation", "server", e.Server, "reason", why)
+		return nil, fmt.Errorf("%w: %s", approval.ErrNobodyToAsk, why)
 	}
 	mode := e.Params.Mode
 	if mode == "" && e.Params.URL != "" {
@@ -73,11 +73,71 @@ func (g *Gateway) Elicit(ctx context.Context, e approval.Elicitation) (*mcp.Elic
 	if why := c.s.cannotAsk(c.ss, mode); why != "" {
 		return nil, fmt.Errorf("%w: %s", approval.ErrNobodyToAsk, why)
 	}
-	res, err := c.ask(ctx, e.Params)
+	res, err := c.elicit(ctx, e.Params)
 	if err != nil {
 		return nil, fmt.Errorf("forward an elicitation of server %q: %w", e.Server, err)
 	}
 	return res, nil
+}
+
+// Sample forwards a downstream server's sampling/createMessage to the
+// upstream client of the call it belongs to, found as for [Gateway.Elicit]
+// (wire it as manager.Options.Sample; the manager declares sampling only
+// to servers with forward_sampling). It is refused, with a JSON-RPC error
+// that says why, outside a call or when that client cannot sample. Each
+// request is recorded as an events.SamplingRequest (audit log).
+func (g *Gateway) Sample(ctx context.Context, server string, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+	ev := events.SamplingRequest{Server: server}
+	if req.Params != nil {
+		ev.Messages, ev.MaxTokens = len(req.Params.Messages), req.Params.MaxTokens
+	}
+	c, why := g.callFor(ctx, server)
+	switch {
+	case req.Params == nil:
+		why = "the sampling request has no params"
+	case c != nil:
+		ev.SessionID, ev.Tool, ev.Caller = c.s.id, c.tool.name, c.s.caller
+		why = c.s.cannotSample(c.ss, req.Params)
+	}
+	if why != "" {
+		g.log.Warn("refusing a server's sampling request", "server", server, "reason", why)
+		ev.Status, ev.Error = events.SamplingRefused, why
+		g.emit(&ev)
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "toolgate: " + why}
+	}
+	res, err := c.ask(ctx, req.Params)
+	if err == nil {
+		if r, _ := res.(*mcp.CreateMessageWithToolsResult); r != nil {
+			ev.Status, ev.Model = events.SamplingForwarded, r.Model
+			g.emit(&ev)
+			return r, nil
+		}
+		err = errors.New("the MCP client sent no sampling result")
+	}
+	ev.Status, ev.Error = events.SamplingFailed, err.Error()
+	g.emit(&ev)
+	return nil, fmt.Errorf("forward a sampling request of server %q: %w", server, err)
+}
+
+// emit records e on the attached host's event bus.
+func (g *Gateway) emit(e *events.SamplingRequest) {
+	e.At = time.Now()
+	g.mu.Lock()
+	h := g.host
+	g.mu.Unlock()
+	if h != nil {
+		h.Bus.Emit(*e)
+	}
+}
+
+// callFor finds the call a server-initiated request belongs to: the one
+// in ctx (2026-07-28 downstream), else the one running on server. With
+// none it says why.
+func (g *Gateway) callFor(ctx context.Context, server string) (*call, string) {
+	if c := callFrom(ctx); c != nil {
+		return c, ""
+	}
+	return g.callTo(server)
 }
 
 // callTo finds the call a server-initiated request without a call

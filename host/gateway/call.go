@@ -78,15 +78,17 @@ type call struct {
 	abandon         *time.Timer
 }
 
-// input is one question for the upstream client.
+// input is one request for the upstream client: an elicitation
+// (*mcp.ElicitParams) or a forwarded sampling request
+// (*mcp.CreateMessageWithToolsParams).
 type input struct {
 	key    string
-	params *mcp.ElicitParams
+	params mcp.InputRequest
 	reply  chan inputReply // capacity 1
 }
 
 type inputReply struct {
-	res *mcp.ElicitResult
+	res mcp.InputResponse
 	err error
 }
 
@@ -267,9 +269,9 @@ func appendBounded[T any](q []T, v T, limit int, dropped *int) []T {
 	return append(q, v)
 }
 
-// ask puts one question to the upstream client and waits for the answer,
+// ask puts one request to the upstream client and waits for the answer,
 // for ctx, or for the call to end.
-func (c *call) ask(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+func (c *call) ask(ctx context.Context, params mcp.InputRequest) (mcp.InputResponse, error) {
 	in := &input{params: params, reply: make(chan inputReply, 1)}
 	c.mu.Lock()
 	if c.finished {
@@ -289,6 +291,19 @@ func (c *call) ask(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitRe
 	case <-c.stopped:
 		return nil, context.Canceled
 	}
+}
+
+// elicit asks the upstream client to fill in a form or visit a URL.
+func (c *call) elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	res, err := c.ask(ctx, params)
+	if err != nil {
+		return nil, err
+	}
+	r, _ := res.(*mcp.ElicitResult)
+	if r == nil {
+		r = &mcp.ElicitResult{Action: "cancel"}
+	}
+	return r, nil
 }
 
 // abort cancels the call and forgets any wait for its client.
@@ -317,11 +332,25 @@ func (c *call) answer(responses mcp.InputResponseMap, token any) {
 	}
 	c.mu.Unlock()
 	for key, in := range asked {
-		res, ok := responses[key].(*mcp.ElicitResult)
-		if !ok || res == nil {
-			res = &mcp.ElicitResult{Action: "cancel"}
+		in.reply <- unanswered(in, responses[key])
+	}
+}
+
+// unanswered turns a 2026-07-28 client's response to in into its reply:
+// a missing or mistyped elicitation answer counts as cancelled, a
+// missing sampling answer is an error.
+func unanswered(in *input, res mcp.InputResponse) inputReply {
+	switch in.params.(type) {
+	case *mcp.ElicitParams:
+		if r, ok := res.(*mcp.ElicitResult); ok && r != nil {
+			return inputReply{res: r}
 		}
-		in.reply <- inputReply{res: res}
+		return inputReply{res: &mcp.ElicitResult{Action: "cancel"}}
+	default:
+		if r, ok := res.(*mcp.CreateMessageWithToolsResult); ok && r != nil {
+			return inputReply{res: r}
+		}
+		return inputReply{err: errors.New("the MCP client came back without an answer to the sampling request")}
 	}
 }
 
@@ -403,7 +432,7 @@ func (c *call) flush(ctx context.Context, asking *sync.WaitGroup) *mcp.CallToolR
 			asking.Add(1)
 			go func() {
 				defer asking.Done()
-				res, err := c.ss.Elicit(ctx, in.params)
+				res, err := c.send(ctx, in.params)
 				in.reply <- inputReply{res: res, err: err}
 			}()
 		}
@@ -433,4 +462,66 @@ func (c *call) flush(ctx context.Context, asking *sync.WaitGroup) *mcp.CallToolR
 		return nil
 	}
 	return &mcp.CallToolResult{InputRequests: requests, RequestState: c.id}
+}
+
+// send puts one request to a pre-2026-07-28 client as a request of its
+// own while the call stays open.
+func (c *call) send(ctx context.Context, params mcp.InputRequest) (mcp.InputResponse, error) {
+	switch p := params.(type) {
+	case *mcp.ElicitParams:
+		return elicitVerbatim(ctx, c.ss, p)
+	case *mcp.CreateMessageWithToolsParams:
+		return c.ss.CreateMessageWithTools(ctx, p)
+	default:
+		return nil, fmt.Errorf("toolgate cannot forward a %T to the MCP client", params)
+	}
+}
+
+// verbatimKey carries, in the context of ServerSession.Elicit, the
+// elicitation that sendVerbatim puts on the wire in place of the one
+// go-sdk was given.
+type verbatimKey struct{}
+
+// elicitVerbatim sends params to the client as they are and returns its
+// answer unchecked. ServerSession.Elicit checks an accepted answer
+// against the requested schema with a validator stricter than the
+// specification (it refuses SEP-1330's titled multi-select), so a form
+// the downstream server wrote would fail after the user filled it in.
+// The server that asked checks the answer itself. go-sdk is given the
+// elicitation without its schema, so it checks nothing, and
+// sendVerbatim (sending middleware of every upstream session) puts the
+// real one on the wire.
+func elicitVerbatim(ctx context.Context, ss *mcp.ServerSession, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	if params.RequestedSchema == nil {
+		return ss.Elicit(ctx, params)
+	}
+	bare := *params
+	bare.RequestedSchema = nil
+	if bare.Mode == "" && bare.URL == "" {
+		bare.Mode = "form" // as go-sdk infers it from the real params
+	}
+	return ss.Elicit(context.WithValue(ctx, verbatimKey{}, params), &bare)
+}
+
+// sendVerbatim is the sending middleware half of elicitVerbatim.
+func sendVerbatim(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if real, ok := ctx.Value(verbatimKey{}).(*mcp.ElicitParams); ok && method == "elicitation/create" {
+			// ServerSession.Elicit builds its request with the params
+			// as the Params interface.
+			var sent *mcp.ElicitParams
+			r, ok := req.(*mcp.ServerRequest[mcp.Params])
+			if ok {
+				sent, _ = r.Params.(*mcp.ElicitParams)
+			}
+			if sent == nil {
+				// Never send the form without its schema.
+				return nil, fmt.Errorf("toolgate cannot forward the elicitation: go-sdk sent it as %T", req)
+			}
+			fwd := *real
+			fwd.Mode = sent.Mode
+			r.Params = &fwd
+		}
+		return next(ctx, method, req)
+	}
 }

@@ -18,20 +18,12 @@ import (
 	"github.com/toolgate/toolgate/internal/testbin"
 )
 
-// knownGaps are conformance server scenarios that pass against go-sdk's
-// fixture directly but not through toolgate, each for a reason outside
-// resources, prompts and completions. The test fails when one of them
-// starts passing through the gateway, so the list cannot go stale.
-var knownGaps = map[string]string{
-	"tools-call-sampling":       "toolgate's client declares no sampling capability, so the fixture never asks the upstream client for sampling/createMessage",
-	"elicitation-sep1330-enums": "the fixture's elicitation with SEP-1330 enum schemas (titled and multi-select enums) never reaches the upstream client, while the SEP-1034 one does; cause not yet investigated",
-}
-
 // TestConformanceServerSuiteThroughServe runs the MCP conformance server
 // suite against go-sdk's conformance fixture server directly and through
-// `toolgate serve --http` with a prefix = false server block: every
-// scenario that passes directly passes through the gateway (knownGaps
-// aside), resources, prompts and completions included.
+// `toolgate serve --http` with a prefix = false server block and
+// forward_sampling: every scenario that passes directly passes through
+// the gateway, resources, prompts, completions, sampling and SEP-1330
+// elicitations included.
 func TestConformanceServerSuiteThroughServe(t *testing.T) {
 	interop := testbin.Interop(t)
 	fixture := testbin.Path(t, "testplugins/everything-server")
@@ -58,8 +50,9 @@ func TestConformanceServerSuiteThroughServe(t *testing.T) {
 
 	// Through toolgate serve, the fixture as its only (stdio) server. Each
 	// scenario's session may start before the fixture is ready: its first
-	// request waits for it (generousListWait).
-	cfg := writeConfig(t, generousListWait, fmt.Sprintf("server %q {\n  command = %q\n  prefix = false\n  default_tools_approval_mode = \"approve\"\n}\n", "everything", fixture))
+	// request waits for it (serve { initial_list_wait }). Servers may
+	// sample the calling client (serve { forward_sampling }).
+	cfg := writeConfig(t, "serve {\n  initial_list_wait = \"5m\"\n  forward_sampling = true\n}\n", fmt.Sprintf("server %q {\n  command = %q\n  prefix = false\n  default_tools_approval_mode = \"approve\"\n}\n", "everything", fixture))
 	p := startServe(t, nil, "--http", "127.0.0.1:0", "--config", cfg)
 	through := runServerSuite(t, interop, p.url(t))
 
@@ -75,13 +68,9 @@ func TestConformanceServerSuiteThroughServe(t *testing.T) {
 			continue
 		}
 		got, ran := through[name]
-		_, gap := knownGaps[name]
 		switch {
 		case !ran:
 			t.Errorf("scenario %s did not run through toolgate", name)
-		case gap && got.ok:
-			t.Errorf("scenario %s now passes through toolgate: remove it from knownGaps", name)
-		case gap:
 		case !got.ok:
 			t.Errorf("scenario %s passes directly but fails through toolgate: %s", name, got.why)
 		default:
@@ -97,7 +86,7 @@ func TestConformanceServerSuiteThroughServe(t *testing.T) {
 			t.Errorf("the suite ran no %s* scenario", prefix)
 		}
 	}
-	t.Logf("%d scenarios pass directly; %d pass through toolgate serve, %d known gaps", len(names), passed, len(knownGaps))
+	t.Logf("%d scenarios pass directly; %d pass through toolgate serve", len(names), passed)
 }
 
 type scenarioResult struct {

@@ -41,7 +41,10 @@
 //     cancelling the upstream request cancels the downstream call;
 //     downstream log messages are forwarded (with the calls running on
 //     that server, else to every session); a downstream elicitation is
-//     forwarded to the client whose call caused it.
+//     forwarded to the client whose call caused it, its form as the
+//     server wrote it (elicitVerbatim), and so is a sampling request
+//     ([Gateway.Sample], serve's forward_sampling), each recorded as an
+//     events.SamplingRequest.
 //   - The user step of approval ([Gateway.AskApproval]): a form
 //     elicitation naming server, tool, arguments and annotations, with the
 //     choices Allow / Allow for this session / Allow and don't ask me

@@ -464,6 +464,7 @@ func (g *Gateway) newServer(id string, step *exposure.Step) *mcp.Server {
 	g.offerOptions(opts)
 	s := mcp.NewServer(g.impl, opts)
 	s.AddReceivingMiddleware(recordNegotiatedVersion)
+	s.AddSendingMiddleware(sendVerbatim)
 	return s
 }
 

@@ -104,7 +104,7 @@ func startFixture(t testing.TB, opts fixtureOptions, top string, servers ...stri
 	h, err := host.New(cfg, host.Options{
 		Logger:  log,
 		Asker:   f.gw,
-		Manager: manager.Options{ServerLog: f.gw.ForwardLog, ResourceUpdated: f.gw.ForwardResourceUpdated, RelistDelay: 10 * time.Millisecond, Restart: opts.restart},
+		Manager: manager.Options{ServerLog: f.gw.ForwardLog, ResourceUpdated: f.gw.ForwardResourceUpdated, Sample: f.gw.Sample, RelistDelay: 10 * time.Millisecond, Restart: opts.restart},
 		Sinks:   opts.sinks,
 	})
 	if err != nil {

@@ -444,6 +444,28 @@ func (s *session) pumpNotices(ss *mcp.ServerSession) {
 	}
 }
 
+// cannotSample says why this session's client cannot answer a server's
+// sampling request p; "" means it can.
+func (s *session) cannotSample(ss *mcp.ServerSession, p *mcp.CreateMessageWithToolsParams) string {
+	client := "the MCP client"
+	var caps *mcp.ClientCapabilities
+	if ip := ss.InitializeParams(); ip != nil {
+		caps = ip.Capabilities
+		if ip.ClientInfo != nil && ip.ClientInfo.Name != "" {
+			client = fmt.Sprintf("the MCP client %q", ip.ClientInfo.Name)
+		}
+	}
+	if caps == nil || caps.Sampling == nil {
+		return client + " connected to toolgate serve does not support sampling (it declared no sampling capability), " +
+			"so toolgate cannot forward this server's sampling/createMessage; use a client that supports sampling, " +
+			"or set forward_sampling = false in this server's block so that the server is not offered sampling"
+	}
+	if len(p.Tools) > 0 && caps.Sampling.Tools == nil {
+		return client + " connected to toolgate serve does not support tools in sampling requests"
+	}
+	return ""
+}
+
 // cannotAsk says why this session's client cannot answer an elicitation
 // of the given mode ("form" or "url"); "" means it can.
 func (s *session) cannotAsk(ss *mcp.ServerSession, mode string) string {

@@ -211,6 +211,11 @@ func (m *Manager) clientOptions(s *server, cfg config.Server, gen int) (mcpclien
 			return m.opts.Elicit(ctx, name, req)
 		}
 	}
+	if m.opts.Sample != nil && cfg.OffersSampling() {
+		opts.Handlers.Sample = func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+			return m.opts.Sample(ctx, name, req)
+		}
+	}
 	if m.opts.ResourceUpdated != nil {
 		opts.Handlers.ResourceUpdated = func(uri string) { m.opts.ResourceUpdated(name, uri) }
 	}

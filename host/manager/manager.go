@@ -41,6 +41,10 @@ type Options struct {
 	ClientInfo *mcp.Implementation
 	// Elicit answers server-initiated elicitations; nil declines them.
 	Elicit func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	// Sample forwards a server's sampling/createMessage (toolgate
+	// serve). Servers whose config has forward_sampling get the sampling
+	// capability and this handler; nil leaves sampling undeclared.
+	Sample func(ctx context.Context, server string, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error)
 	// Secrets, when set, receives the secrets of every server's clients
 	// (mcpclient.Options.Secrets), for sinks that redact records about
 	// any server (the audit log).

@@ -137,12 +137,15 @@ func (m *Manager) retire(s *server) *mcpclient.Client {
 // filters, tool timeouts, exposure and naming do not restart anything.
 func connectionChanged(a, b config.Server) bool {
 	key := func(s config.Server) config.Server {
+		// Sampling is declared at initialize: a change reconnects.
+		sampling := s.OffersSampling()
 		return config.Server{
 			Name: s.Name, Transport: s.Transport,
 			Command: s.Command, Args: s.Args, Env: s.Env, EnvVars: s.EnvVars, Cwd: s.Cwd,
 			URL: s.URL, BearerTokenEnvVar: s.BearerTokenEnvVar, HTTPHeaders: s.HTTPHeaders,
 			EnvHTTPHeaders: s.EnvHTTPHeaders, OAuth: s.OAuth,
 			Enabled: s.Enabled, ProtocolVersion: s.ProtocolVersion, Environment: s.Environment,
+			ForwardSampling: &sampling,
 		}
 	}
 	return !key(a).SameProjection(key(b))

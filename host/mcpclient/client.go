@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/host/internal/slogbridge"
@@ -87,6 +88,11 @@ type Handlers struct {
 	// Elicit answers a server-initiated elicitation/create. nil declines
 	// every request. While it runs, tool-call timeouts of this client pause.
 	Elicit func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	// Sample answers a server-initiated sampling/createMessage. When set,
+	// the client declares the sampling capability; nil declares none and
+	// answers each request with an error that says how to enable it.
+	// While it runs, tool-call timeouts of this client pause.
+	Sample func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error)
 	// Log receives notifications/message from the server, each before
 	// any result the server sent after it. It runs on the connection's
 	// read path: it must not block. nil logs them under the client's
@@ -343,6 +349,7 @@ func (c *Client) enableLogging(ctx context.Context, s *mcp.ClientSession) {
 // running.
 func (c *Client) connect(ctx context.Context, version string) error {
 	client := mcp.NewClient(c.opts.ClientInfo, c.clientOptions())
+	client.AddReceivingMiddleware(c.serverRequests)
 
 	var transport mcp.Transport
 	if c.opts.Stdio != nil {
@@ -421,8 +428,9 @@ func (c *Client) connectError(ctx context.Context, err error) error {
 func (c *Client) clientOptions() *mcp.ClientOptions {
 	o := &mcp.ClientOptions{
 		Logger: slogbridge.New(c.log.Named("sdk")),
-		// No roots, no sampling: the host has neither. Elicitation is
-		// always advertised; with no handler it is declined.
+		// No roots: the host has none. Sampling only with a handler
+		// (serve's forward_sampling). Elicitation is always advertised;
+		// with no handler it is declined.
 		Capabilities: &mcp.ClientCapabilities{
 			Elicitation: &mcp.ElicitationCapabilities{
 				Form: &mcp.FormElicitationCapabilities{},
@@ -453,7 +461,56 @@ func (c *Client) clientOptions() *mcp.ClientOptions {
 		// No LoggingMessageHandler: log messages are delivered where they
 		// are read, in order with results (readRouter).
 	}
+	if c.opts.Handlers.Sample != nil {
+		// Plain sampling: whether the upstream client takes tools or
+		// context in a sampling request is not known per connection.
+		o.Capabilities.Sampling = &mcp.SamplingCapabilities{}
+		o.CreateMessageWithToolsHandler = c.sample
+	}
 	return o
+}
+
+// serverRequests is receiving middleware for the requests a server
+// sends the client.
+//
+// elicitation/create goes to the handler as sent: go-sdk's own check of
+// the requested schema is stricter than the specification (it refuses a
+// titled multi-select, "items": {"type": "string", "anyOf": [...]}, of
+// SEP-1330), and toolgate passes a form on rather than judging it. The
+// terminal reports a form it cannot show; the server that asked
+// validates the answer.
+//
+// sampling/createMessage without a Sample handler is answered with an
+// error that names the setting, instead of go-sdk's bare "not supported".
+func (c *Client) serverRequests(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "elicitation/create":
+			if r, ok := req.(*mcp.ElicitRequest); ok && r.Params != nil {
+				return c.elicit(ctx, r)
+			}
+		case "sampling/createMessage":
+			if c.opts.Handlers.Sample == nil {
+				c.log.Warn("refused the server's sampling/createMessage: toolgate does not offer it sampling (forward_sampling)")
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: NoSamplingMessage}
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// NoSamplingMessage answers a server's sampling/createMessage when
+// toolgate does not forward sampling to it.
+const NoSamplingMessage = "toolgate does not forward sampling/createMessage to this server: " +
+	"only toolgate serve can, to the MCP client whose tool call is running, " +
+	"and only with forward_sampling = true in the serve block (or in this server's block)"
+
+// sample runs the host's sampling handler with this client's call
+// timeouts paused: the user reviews the prompt in their client.
+func (c *Client) sample(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+	c.pause.begin()
+	defer c.pause.end()
+	return c.opts.Handlers.Sample(ctx, req)
 }
 
 // elicit runs the host's elicitation handler with this client's call

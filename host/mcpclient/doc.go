@@ -15,7 +15,10 @@
 //     both with the server's credential-named env values redacted;
 //   - per-call plumbing: progress routing by token and the tool-call
 //     timeout, which pauses while the server waits on an elicitation that a
-//     human must answer;
+//     human must answer or on a sampling request (declared only with a
+//     Sample handler; without one it is refused with an error naming
+//     forward_sampling); elicitations reach the handler without go-sdk's
+//     schema check, which is stricter than the specification;
 //   - Streamable HTTP in depth (http.go, recover.go): static headers; the
 //     status mapping of every POST answer the host cannot use into
 //     [AuthError] (401 with a challenge, 403 insufficient_scope),

@@ -74,9 +74,7 @@ unknown; 2 bad usage or an invalid configuration.`,
 			}
 			res := step.Call(cmd.Context(), exposure.CallRequest{Name: name, Arguments: raw})
 			if asJSON {
-				enc := json.NewEncoder(g.io.Out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(res.Raw); err != nil {
+				if err := printJSON(g, res.Raw); err != nil {
 					return exit(ExitFailure, err)
 				}
 			} else {

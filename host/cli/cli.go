@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -215,4 +216,11 @@ func newVersionCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// printJSON writes v as indented JSON: the --json output of every command.
+func printJSON(g *globals, v any) error {
+	enc := json.NewEncoder(g.io.Out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"text/tabwriter"
@@ -43,9 +42,7 @@ Exit codes: 0 every plugin started; 1 a plugin failed to start;
 			_ = plugins.Close()
 
 			if asJSON {
-				enc := json.NewEncoder(g.io.Out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(struct {
+				if err := printJSON(g, struct {
 					Plugins []pluginhost.Status `json:"plugins"`
 				}{status}); err != nil {
 					return exit(ExitFailure, err)

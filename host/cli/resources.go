@@ -34,12 +34,6 @@ func (g *globals) catalogOf(cmd *cobra.Command, progress bool) (*manager.Catalog
 	return cat, nil
 }
 
-func printJSON(g *globals, v any) error {
-	enc := json.NewEncoder(g.io.Out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
 func newResourcesCmd(g *globals) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 
@@ -55,9 +54,7 @@ what it would find.`,
 				for i, t := range found {
 					out = append(out, hit{i + 1, t.ModelName, t.Server, t.RawName(), t.Tool.Description})
 				}
-				enc := json.NewEncoder(g.io.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(out)
+				return printJSON(g, out)
 			}
 			if len(found) == 0 {
 				fmt.Fprintln(g.io.Out, "no deferred tool matches")

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -45,9 +44,7 @@ Exit codes: 0 every enabled server is ready; 1 a required server failed;
 					Servers []manager.ServerStatus `json:"servers"`
 					Startup events.StartupComplete `json:"startup"`
 				}{status, sum}
-				enc := json.NewEncoder(g.io.Out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(out); err != nil {
+				if err := printJSON(g, out); err != nil {
 					return exit(ExitFailure, err)
 				}
 			} else {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -76,9 +75,7 @@ func newToolsCmd(g *globals) *cobra.Command {
 				rows = append(rows, r)
 			}
 			if asJSON {
-				enc := json.NewEncoder(g.io.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(struct {
+				return printJSON(g, struct {
 					Revision uint64    `json:"revision"`
 					Tools    []toolRow `json:"tools"`
 				}{rev, rows})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -142,7 +143,7 @@ func buildOfferPlan(cat *manager.Catalog) *offerPlan {
 			order = append(order, r.Resource.URI)
 		}
 		claims[r.Resource.URI] = append(claims[r.Resource.URI], claim{server: r.Server, res: r.Resource})
-		if !containsString(p.offering, r.Server) {
+		if !slices.Contains(p.offering, r.Server) {
 			p.offering = append(p.offering, r.Server)
 		}
 	}
@@ -154,7 +155,7 @@ func buildOfferPlan(cat *manager.Catalog) *offerPlan {
 			order = append(order, t.Template.URITemplate)
 		}
 		claims[t.Template.URITemplate] = append(claims[t.Template.URITemplate], claim{server: t.Server, tmpl: t.Template})
-		if !containsString(p.offering, t.Server) {
+		if !slices.Contains(p.offering, t.Server) {
 			p.offering = append(p.offering, t.Server)
 		}
 	}
@@ -187,15 +188,6 @@ func buildOfferPlan(cat *manager.Catalog) *offerPlan {
 		p.prompts[name] = ps[0]
 	}
 	return p
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // templateRegexp matches the URIs an RFC 6570 template can produce, to
@@ -247,7 +239,7 @@ func (p *offerPlan) route(uri string) (r *servedResource, raw string, ok bool) {
 	if len(cands) > 0 {
 		return cands[0], strings.TrimPrefix(uri, cands[0].prefix), true
 	}
-	if server, rest, ok := SplitURI(uri); ok && containsString(p.offering, server) {
+	if server, rest, ok := SplitURI(uri); ok && slices.Contains(p.offering, server) {
 		return &servedResource{server: server, prefix: rewritePrefix(server)}, rest, true
 	}
 	if len(p.offering) == 1 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/toolgate/toolgate/host"
 	"github.com/toolgate/toolgate/host/exposure"
@@ -192,31 +193,15 @@ func buildOfferPlan(cat *manager.Catalog) *offerPlan {
 
 // templateRegexp matches the URIs an RFC 6570 template can produce, to
 // find the owner of a URI that no server lists but a template makes (a
-// subscription to it). Every expression matches any run of characters:
-// looser than the RFC, which is fine for routing.
+// subscription to it). It is the matcher go-sdk servers use for their own
+// templates, so a URI routed here is one the server accepts. A template
+// that does not parse matches nothing.
 func templateRegexp(tmpl string) *regexp.Regexp {
-	var b strings.Builder
-	b.WriteString("^")
-	for {
-		i := strings.IndexByte(tmpl, '{')
-		if i < 0 {
-			break
-		}
-		j := strings.IndexByte(tmpl[i:], '}')
-		if j < 0 {
-			break
-		}
-		b.WriteString(regexp.QuoteMeta(tmpl[:i]))
-		b.WriteString(".*")
-		tmpl = tmpl[i+j+1:]
-	}
-	b.WriteString(regexp.QuoteMeta(tmpl))
-	b.WriteString("$")
-	re, err := regexp.Compile(b.String())
+	t, err := uritemplate.New(tmpl)
 	if err != nil {
-		return regexp.MustCompile(`^\b$`) // matches nothing
+		return regexp.MustCompile(`^\b$`)
 	}
-	return re
+	return t.Regexp()
 }
 
 // route finds which server a requested upstream URI belongs to and the

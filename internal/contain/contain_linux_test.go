@@ -15,8 +15,6 @@ import (
 	"github.com/toolgate/toolgate/internal/testbin"
 )
 
-func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
-
 // TestCloseEndsEverythingTheChildStarted: a server whose three children
 // stay in its group and whose grandchild calls setsid leaves nothing
 // behind once its cell is closed, with cgroups and with the subreaper
@@ -43,7 +41,7 @@ func TestCloseEndsEverythingTheChildStarted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cell.Prepare(cmd.SysProcAttr)
+			cell.Prepare(cmd)
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -213,7 +211,7 @@ func TestKillWithoutCgroupKill(t *testing.T) {
 	if _, err := cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
-	cell.Prepare(cmd.SysProcAttr)
+	cell.Prepare(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

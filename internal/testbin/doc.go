@@ -7,5 +7,8 @@
 // builds which binary comes from binaries.list at the repository root, the
 // one list `make build` and the container image also read.
 //
+// It also says what a test does on a machine without a delegated cgroup
+// ([SkipWithoutCgroup]): skip, or fail where TOOLGATE_REQUIRE_CGROUP=1.
+//
 // It must only be imported from tests.
 package testbin

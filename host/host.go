@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/host/exposure/embeddings"
 	"github.com/toolgate/toolgate/host/launch"
+	"github.com/toolgate/toolgate/host/ledger"
 	"github.com/toolgate/toolgate/host/manager"
 	"github.com/toolgate/toolgate/host/mcpclient"
 	"github.com/toolgate/toolgate/host/pluginhost"
@@ -112,8 +113,15 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		h.cwd, _ = os.Getwd()
 	}
 	if cfg.AuditLog != "" {
+		signer, err := ledger.LoadSigner(cfg.AuditSigning.KeyFile, cfg.AuditSigning.KeyEnv, opts.LookupEnv)
+		if err != nil {
+			bus.Close()
+			return nil, err
+		}
 		a, err := events.OpenAudit(cfg.AuditLog, events.WithAuditLogger(log.Named("audit")),
-			events.WithAuditRedactor(h.secrets.Redact))
+			events.WithAuditRedactor(h.secrets.Redact),
+			events.WithLedgerRotation(events.LedgerRotation{MaxBytes: cfg.AuditRotate.MaxBytes, MaxAge: cfg.AuditRotate.MaxAge}),
+			events.WithLedgerSigner(signer, cfg.AuditSigning.CheckpointEvery))
 		if err != nil {
 			bus.Close()
 			return nil, fmt.Errorf("opening audit log: %w", err)

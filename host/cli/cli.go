@@ -115,6 +115,7 @@ then the user config directory (toolgate/config.hcl).
 		newPluginsCmd(g),
 		newLoginCmd(g),
 		newLogoutCmd(g),
+		newAuditCmd(g),
 		newVersionCmd(g),
 	)
 

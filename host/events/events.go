@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/toolgate/toolgate/host/identity"
 )
 
@@ -94,6 +96,10 @@ type ToolCallBegin struct {
 	At time.Time `json:"at"`
 	Call
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Annotations are the tool's hints as the approval chain saw them,
+	// so `toolgate replay` can decide the call again; nil when the
+	// server declared none.
+	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
 	// TraceParent is the W3C traceparent the client sent with the call
 	// (in _meta or as an HTTP header), so a tracer can join its trace;
 	// "" when none. See WithTraceParent.

@@ -116,6 +116,7 @@ then the user config directory (toolgate/config.hcl).
 		newLoginCmd(g),
 		newLogoutCmd(g),
 		newAuditCmd(g),
+		newReplayCmd(g),
 		newVersionCmd(g),
 	)
 

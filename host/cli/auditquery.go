@@ -132,7 +132,7 @@ func (q *auditQuery) run(g *globals, files []string) error {
 			return nil
 		case q.stats:
 			if e.Event == "approval_decision" && e.Verdict != "abstain" {
-				counts[statKey{toolName(e), e.Decision(), e.Caller.Name()}]++
+				counts[statKey{toolName(e), e.Decision(), ledger.CallerName(e.Caller)}]++
 			}
 			return nil
 		case q.asJSON:
@@ -140,7 +140,7 @@ func (q *auditQuery) run(g *globals, files []string) error {
 			g.io.Out.Write([]byte{'\n'})
 		default:
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.At.UTC().Format(time.RFC3339), e.Seq, e.Event,
-				e.Caller.Name(), dash(e.Server), dash(e.Tool), dash(e.Decision()), dash(e.Step), dash(e.By), dash(e.CallID))
+				ledger.CallerName(e.Caller), dash(e.Server), dash(e.Tool), dash(e.Decision()), dash(e.Step), dash(e.By), dash(e.CallID))
 		}
 		matched++
 		if q.limit > 0 && matched >= q.limit {

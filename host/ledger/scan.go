@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/toolgate/toolgate/host/identity"
 )
 
 // Entry is one audit record as the query and replay tools read it: the
@@ -27,28 +29,22 @@ type Entry struct {
 	Server    string          `json:"server"`
 	Tool      string          `json:"tool"`
 	ModelName string          `json:"model_name"`
-	Caller    *EntryCaller    `json:"caller"`
+	Caller    *identity.Caller `json:"caller"`
 	Step      string          `json:"step"`
 	By        string          `json:"by"`
 	Verdict   string          `json:"verdict"`
 	Status    string          `json:"status"`
 	Rationale string          `json:"rationale"`
 	Arguments json.RawMessage `json:"arguments"`
+	// Annotations are the tool's hints on a tool_call_begin, as JSON.
+	Annotations json.RawMessage `json:"annotations"`
 	// ShadowDecision is what a shadow hook would have decided.
 	ShadowDecision string `json:"shadow_decision"`
 }
 
-// EntryCaller is the part of a recorded caller the tools show.
-type EntryCaller struct {
-	Subject  string `json:"subject"`
-	Issuer   string `json:"issuer"`
-	ClientID string `json:"client_id"`
-	Email    string `json:"email"`
-}
-
-// Name is how a caller is shown: email, else subject, else client id;
-// "-" when unknown.
-func (c *EntryCaller) Name() string {
+// CallerName is how a caller is shown: email, else subject, else client
+// id; "-" when unknown.
+func CallerName(c *identity.Caller) string {
 	switch {
 	case c == nil:
 		return "-"

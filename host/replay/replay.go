@@ -15,7 +15,6 @@ import (
 
 	"github.com/toolgate/toolgate/host/approval"
 	"github.com/toolgate/toolgate/host/config"
-	"github.com/toolgate/toolgate/host/identity"
 	"github.com/toolgate/toolgate/host/ledger"
 	"github.com/toolgate/toolgate/host/pluginhost"
 )
@@ -271,12 +270,12 @@ func (r *Replayer) Run(ctx context.Context, files []string) (*Result, error) {
 			if len(e.Arguments) == 0 {
 				req.Arguments = nil
 			}
-			var extra struct {
-				Annotations *mcp.ToolAnnotations `json:"annotations"`
-				Caller      *identity.Caller     `json:"caller"`
-			}
-			if err := json.Unmarshal(e.Raw, &extra); err == nil {
-				req.Annotations, req.Caller = extra.Annotations, extra.Caller
+			req.Caller = e.Caller
+			if len(e.Annotations) > 0 {
+				var a mcp.ToolAnnotations
+				if json.Unmarshal(e.Annotations, &a) == nil {
+					req.Annotations = &a
+				}
 			}
 			open[e.CallID] = &pending{req: req}
 		case "tool_call_end":
@@ -302,7 +301,7 @@ func (r *Replayer) Run(ctx context.Context, files []string) (*Result, error) {
 				res.Unchanged++
 				return nil
 			}
-			c := Call{Seq: e.Seq, CallID: e.CallID, Server: e.Server, Tool: e.Tool, Caller: e.Caller.Name(),
+			c := Call{Seq: e.Seq, CallID: e.CallID, Server: e.Server, Tool: e.Tool, Caller: ledger.CallerName(e.Caller),
 				File: e.File, Line: e.Line, Before: before, After: after, Loosened: Loosens(before.Class, after.Class)}
 			if c.Loosened {
 				res.Loosened++

@@ -20,6 +20,11 @@ func loadConfig(t *testing.T, src string) *config.Config {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "c.hcl")
 	os.WriteFile(path, []byte(src), 0o600)
+	return loadConfigFile(t, path)
+}
+
+func loadConfigFile(t testing.TB, path string) *config.Config {
+	t.Helper()
 	cfg, diags := config.Load(path, config.LoadOptions{})
 	if diags.HasErrors() {
 		t.Fatal(diags)

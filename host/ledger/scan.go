@@ -21,21 +21,21 @@ type Entry struct {
 	Line int    `json:"-"`
 	Raw  []byte `json:"-"` // the line, without its newline; valid until the callback returns
 
-	Event     string          `json:"event"`
-	At        time.Time       `json:"at"`
-	Seq       uint64          `json:"seq"`
-	CallID    string          `json:"call_id"`
-	SessionID string          `json:"session_id"`
-	Server    string          `json:"server"`
-	Tool      string          `json:"tool"`
-	ModelName string          `json:"model_name"`
+	Event     string           `json:"event"`
+	At        time.Time        `json:"at"`
+	Seq       uint64           `json:"seq"`
+	CallID    string           `json:"call_id"`
+	SessionID string           `json:"session_id"`
+	Server    string           `json:"server"`
+	Tool      string           `json:"tool"`
+	ModelName string           `json:"model_name"`
 	Caller    *identity.Caller `json:"caller"`
-	Step      string          `json:"step"`
-	By        string          `json:"by"`
-	Verdict   string          `json:"verdict"`
-	Status    string          `json:"status"`
-	Rationale string          `json:"rationale"`
-	Arguments json.RawMessage `json:"arguments"`
+	Step      string           `json:"step"`
+	By        string           `json:"by"`
+	Verdict   string           `json:"verdict"`
+	Status    string           `json:"status"`
+	Rationale string           `json:"rationale"`
+	Arguments json.RawMessage  `json:"arguments"`
 	// Annotations are the tool's hints on a tool_call_begin, as JSON.
 	Annotations json.RawMessage `json:"annotations"`
 	// ShadowDecision is what a shadow hook would have decided.

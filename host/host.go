@@ -89,6 +89,7 @@ type Host struct {
 	mu       sync.RWMutex // guards the parts a reload replaces
 	cfg      *config.Config
 	approval *approval.Procedure
+	shadow   *approval.ShadowRunner // runs mode = "shadow" hooks; closed with the host
 	executor *execution.Executor
 	limiter  *ratelimit.Limiter // serve's limit blocks; nil = none
 	envs     *environment.Registry
@@ -137,6 +138,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	// --- plugins (host/pluginhost): nothing starts before first use.
 	h.plugins = pluginhost.New(cfg, pluginhost.Options{Logger: log, Events: bus, LookupEnv: opts.LookupEnv, Cwd: h.cwd})
 	h.envs = h.environments(cfg)
+	h.shadow = approval.NewShadowRunner()
 	h.approval = approval.New(h.approvalOptions(cfg))
 
 	mo := opts.Manager
@@ -172,14 +174,16 @@ func (h *Host) approvalOptions(cfg *config.Config) approval.Options {
 		pre, post = append(pre, a), append(post, a)
 	}
 	return approval.Options{
-		Approval:    cfg.Approval,
-		Server:      cfg.Server,
-		Hooks:       append(h.plugins.Hooks(), h.opts.Hooks...),
-		PreToolUse:  append(pre, h.opts.PreToolUse...),
-		PostToolUse: append(post, h.opts.PostToolUse...),
-		Reviewer:    reviewer,
-		Asker:       h.opts.Asker,
-		Persist:     h.rememberApproval,
+		Approval:     cfg.Approval,
+		Server:       cfg.Server,
+		Hooks:        append(h.plugins.Hooks(), h.opts.Hooks...),
+		ShadowHooks:  h.plugins.ShadowHooks(),
+		ShadowRunner: h.shadow,
+		PreToolUse:   append(pre, h.opts.PreToolUse...),
+		PostToolUse:  append(post, h.opts.PostToolUse...),
+		Reviewer:     reviewer,
+		Asker:        h.opts.Asker,
+		Persist:      h.rememberApproval,
 		// The operator decides whether an upstream client may write
 		// persistent approvals into their config; a read-only config
 		// (a ConfigMap) cannot take them at all.
@@ -359,6 +363,8 @@ func (h *Host) rememberApproval(server, tool, definition string) error {
 // audit log. Idempotent.
 func (h *Host) Close() error {
 	err := h.Manager.Close()
+	// Shadow hooks still running are cancelled before their plugins stop.
+	h.shadow.Close()
 	// --- plugins: after the servers, whose processes a launcher plugin may run.
 	err = errors.Join(err, h.plugins.Close())
 	h.Bus.Close()

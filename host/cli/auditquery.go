@@ -41,7 +41,7 @@ func (q *auditQuery) flags(cmd *cobra.Command) {
 	f.StringVar(&q.callID, "call", "", "call id")
 	f.BoolVar(&q.asJSON, "json", false, "print matching records as JSON lines (as stored), or --stats as JSON")
 	f.BoolVar(&q.stats, "stats", false, "count approval decisions per tool × decision × caller")
-	f.BoolVar(&q.shadowDiff, "shadow-diff", false, "count decisions where a shadow hook disagreed with the enforced chain")
+	f.BoolVar(&q.shadowDiff, "shadow-diff", false, "count calls where a shadow hook disagreed with the enforced decision, or failed")
 	f.BoolVar(&q.all, "all", false, "include the ledger's own records (ledger_start, checkpoints, ...)")
 	f.IntVar(&q.limit, "limit", 0, "stop after this many matching records (0 = all)")
 }
@@ -126,8 +126,8 @@ func (q *auditQuery) run(g *globals, files []string) error {
 		}
 		switch {
 		case q.shadowDiff:
-			if e.ShadowDecision != "" && e.Event == "approval_decision" && e.ShadowDecision != e.Decision() {
-				shadow[shadowKey{toolName(e), e.Decision(), e.ShadowDecision, e.By}]++
+			if e.Event == "shadow_decision" && (e.Differs || e.ShadowDecision == "error") {
+				shadow[shadowKey{toolName(e), e.Enforced, e.ShadowDecision, e.By}]++
 			}
 			return nil
 		case q.stats:
@@ -157,7 +157,7 @@ func (q *auditQuery) run(g *globals, files []string) error {
 			Tool     string `json:"tool"`
 			Enforced string `json:"enforced"`
 			Shadow   string `json:"shadow"`
-			Hook     string `json:"decided_by"`
+			Hook     string `json:"hook"`
 			Count    int    `json:"count"`
 		}
 		var rows []row
@@ -174,7 +174,7 @@ func (q *auditQuery) run(g *globals, files []string) error {
 			return printJSON(g, rows)
 		}
 		tw := tabwriter.NewWriter(g.io.Out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "TOOL\tENFORCED\tSHADOW\tDECIDED BY\tCOUNT")
+		fmt.Fprintln(tw, "TOOL\tENFORCED\tSHADOW\tSHADOW HOOK\tCOUNT")
 		for _, r := range rows {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\n", r.Tool, r.Enforced, r.Shadow, r.Hook, r.Count)
 		}

@@ -93,39 +93,7 @@ func TestReplayARecordedServeSession(t *testing.T) {
 	recorded := filepath.Join(dir, "recorded.hcl")
 	os.WriteFile(recorded, []byte(replayConfig(dir, audit, callLog, recordedRules)), 0o600)
 
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	var stderr testbin.Buffer
-	done := make(chan int, 1)
-	go func() {
-		code := cli.Run(t.Context(), []string{"serve", "--config", recorded}, cli.IO{In: inR, Out: outW, Err: &stderr, LookupEnv: noUserConfig})
-		_ = outW.Close()
-		done <- code
-	}()
-	changed := make(chan struct{}, 16)
-	c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
-	cs, err := c.Connect(t.Context(), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		var names []string
-		for tool, err := range cs.Tools(t.Context(), nil) {
-			if err != nil {
-				t.Fatal(err)
-			}
-			names = append(names, tool.Name)
-		}
-		if slices.Contains(names, "mcp__demo__echo") {
-			break
-		}
-		select {
-		case <-changed:
-		case <-t.Context().Done():
-			t.Fatalf("tools = %v", names)
-		}
-	}
+	cs, done, stderr := serveSession(t, recorded)
 	call := func(name string, args map[string]any, wantDenied bool) {
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
 		if err != nil || res.IsError != wantDenied {
@@ -191,5 +159,45 @@ func TestReplayARecordedServeSession(t *testing.T) {
 	// The recorded config itself changes nothing.
 	if res := run(t, nil, "replay", "--config", recorded, audit); res.code != 0 || !strings.Contains(res.stdout, "4 unchanged") {
 		t.Errorf("replay with the recorded config: %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+// serveSession runs `toolgate serve --config cfg` over stdio and connects
+// a client once the demo server's tools are listed. Close the session,
+// then read done for serve's exit code.
+func serveSession(t *testing.T, cfg string) (*mcp.ClientSession, chan int, *testbin.Buffer) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	stderr := &testbin.Buffer{}
+	done := make(chan int, 1)
+	go func() {
+		code := cli.Run(t.Context(), []string{"serve", "--config", cfg}, cli.IO{In: inR, Out: outW, Err: stderr, LookupEnv: noUserConfig})
+		_ = outW.Close()
+		done <- code
+	}()
+	changed := make(chan struct{}, 16)
+	c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
+	cs, err := c.Connect(t.Context(), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		var names []string
+		for tool, err := range cs.Tools(t.Context(), nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			names = append(names, tool.Name)
+		}
+		if slices.Contains(names, "mcp__demo__echo") {
+			return cs, done, stderr
+		}
+		select {
+		case <-changed:
+		case <-t.Context().Done():
+			t.Fatalf("tools = %v", names)
+		}
 	}
 }

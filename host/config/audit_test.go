@@ -57,3 +57,35 @@ audit {
 		}
 	}
 }
+
+func TestShadowModeOnHooks(t *testing.T) {
+	cfg, _ := mustLoad(t, `plugin "p" {
+  kind = "hook"
+  path = "p"
+  mode = "shadow"
+}
+plugin "q" {
+  kind = "hook"
+  path = "q"
+}`, nil)
+	if !cfg.Plugins[0].Shadow || cfg.Plugins[1].Shadow {
+		t.Errorf("shadow = %v, %v; want true, false", cfg.Plugins[0].Shadow, cfg.Plugins[1].Shadow)
+	}
+	for src, want := range map[string]string{
+		`plugin "g" {
+  kind = "guardian"
+  path = "g"
+  mode = "shadow"
+}`: "Shadow mode is for hooks",
+		`plugin "h" {
+  kind = "hook"
+  path = "h"
+  mode = "observe"
+}`: `"enforce" or "shadow"`,
+	} {
+		_, diags, _ := loadString(t, src, nil)
+		if !diags.HasErrors() || !strings.Contains(diags.Error(), want) {
+			t.Errorf("%s: %v, want %q", src, diags, want)
+		}
+	}
+}

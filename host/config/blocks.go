@@ -261,6 +261,14 @@ func (l *loader) plugin(d *decoder, r *rawPlugin, f *hcl.File) {
 		p.Kind = PluginKind(v)
 	}
 
+	if v, ok := d.enum(r.Mode, "plugin mode", []string{"enforce", "shadow"}); ok {
+		p.Shadow = v == "shadow"
+		if p.Shadow && p.Kind != KindHook {
+			d.errorf(r.Mode.Range, "Shadow mode is for hooks",
+				"mode = \"shadow\" runs a hook beside the enforced chain; plugin %q is a %s. Remove mode.", r.Name, p.Kind)
+		}
+	}
+
 	if r.Path == nil {
 		d.errorf(r.DeclRange, "Missing plugin path",
 			"plugin %q needs path = \"...\", the plugin binary (relative paths are resolved against %s).", r.Name, d.dir)

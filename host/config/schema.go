@@ -115,6 +115,7 @@ type rawPlugin struct {
 	SHA256    *hcl.Attribute `hcl:"sha256,optional"`
 	Timeout   *hcl.Attribute `hcl:"timeout,optional"`
 	OnError   *hcl.Attribute `hcl:"on_error,optional"`
+	Mode      *hcl.Attribute `hcl:"mode,optional"`
 	Events    *hcl.Attribute `hcl:"events,optional"`
 	EnvVars   *hcl.Attribute `hcl:"env_vars,optional"`
 	Match     []rawMatch     `hcl:"match,block"`

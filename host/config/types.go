@@ -275,6 +275,9 @@ type Plugin struct {
 	// Config is the raw plugin-owned config {} body, decoded later by the
 	// plugin host with the schema the plugin reports. nil = no block.
 	Config hcl.Body
+	// Hook-only: Shadow (mode = "shadow") runs the hook beside the
+	// enforced chain; its decision is recorded, never applied.
+	Shadow bool
 	// Hook-only: which tools this hook sees. Empty = all tools.
 	Match []HookMatch
 	// Hook-only: events this hook receives. Empty = all events.

@@ -38,8 +38,12 @@ type Entry struct {
 	Arguments json.RawMessage  `json:"arguments"`
 	// Annotations are the tool's hints on a tool_call_begin, as JSON.
 	Annotations json.RawMessage `json:"annotations"`
-	// ShadowDecision is what a shadow hook would have decided.
+	// ShadowDecision, Enforced and Differs are set on a shadow_decision:
+	// what a shadow hook answered, what the enforced chain decided, and
+	// whether they disagree.
 	ShadowDecision string `json:"shadow_decision"`
+	Enforced       string `json:"enforced"`
+	Differs        bool   `json:"differs"`
 }
 
 // CallerName is how a caller is shown: email, else subject, else client

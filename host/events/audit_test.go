@@ -429,3 +429,35 @@ func TestAuditWritableFollowsTheLatestWrite(t *testing.T) {
 		t.Errorf("after Close: %v, want os.ErrClosed", err)
 	}
 }
+
+// TestLedgerRotatesByAge: a file older than max_age moves aside before
+// the next record, and the new file continues the chain.
+func TestLedgerRotatesByAge(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	a := openTestAudit(t, path, WithLedgerRotation(LedgerRotation{MaxAge: time.Hour}), withClock(clock))
+	a.Emit(startup("a", StatusReady))
+	now = now.Add(59 * time.Minute)
+	a.Emit(startup("b", StatusReady))
+	now = now.Add(2 * time.Minute)
+	a.Emit(startup("c", StatusReady))
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "audit*.jsonl"))
+	if len(files) != 2 {
+		t.Fatalf("files = %v, want the rotated one and the current one", files)
+	}
+	rotated := filepath.Join(dir, "audit-20261201T100100.000000000Z.jsonl")
+	old, _ := auditLines(t, rotated)
+	cur, _ := auditLines(t, path)
+	if len(old) != 2 || old[1]["server"] != "b" || len(cur) != 1 || cur[0]["server"] != "c" {
+		t.Errorf("rotated = %v, current = %v", old, cur)
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.HasPrefix(string(data), `{"at":"2026-12-01T10:01:00Z","event":"ledger_continue","previous":"audit-20261201T100100.000000000Z.jsonl","seq":5,`) {
+		t.Errorf("the new file does not continue the chain:\n%s", data)
+	}
+}

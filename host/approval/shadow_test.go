@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/events"
+	"github.com/toolgate/toolgate/internal/testwait"
 )
 
 // shadowEvents collects shadow decisions and signals each one.
@@ -55,9 +56,9 @@ func TestShadowHooksNeverChangeOrDelayADecision(t *testing.T) {
 		t.Fatalf("decision = %+v, want approved by the enforced hook", d)
 	}
 	endCall() // the call ends; deny-all still answers
-	<-rec.ch
+	testwait.Recv(t, rec.ch, "deny-all's shadow decision")
 	runner.Close() // the host stops: hang is cancelled
-	<-rec.ch
+	testwait.Recv(t, rec.ch, "hang's shadow decision")
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	by := map[string]events.ShadowDecision{}
@@ -89,9 +90,9 @@ func TestShadowHookDoesNotDelayDecide(t *testing.T) {
 	if d := p.Decide(t.Context(), request("s1", "write_file")); !d.Approved {
 		t.Fatalf("decision = %+v", d)
 	}
-	<-entered // the shadow hook is running, and Decide has returned
+	testwait.Recv(t, entered, "the shadow hook to start") // it runs, and Decide has returned
 	close(release)
-	<-rec.ch
+	testwait.Recv(t, rec.ch, "the shadow decision")
 	runner.Close()
 	if rec.got[0].Decision != ShadowDeny || !rec.got[0].Differs {
 		t.Errorf("recorded %+v", rec.got[0])

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolgate/toolgate/host/cli"
 	"github.com/toolgate/toolgate/internal/testbin"
+	"github.com/toolgate/toolgate/internal/testwait"
 )
 
 // replayConfig is a config with the demo server (every call goes to the
@@ -105,7 +106,7 @@ func TestReplayARecordedServeSession(t *testing.T) {
 	call("mcp__demo__write_file", map[string]any{"path": "x.txt", "content": "hi"}, true)
 	call("mcp__demo__echo", map[string]any{"text": "two"}, false)
 	_ = cs.Close()
-	if code := <-done; code != cli.ExitOK {
+	if code := testwait.Recv(t, done, "serve to exit"); code != cli.ExitOK {
 		t.Fatalf("serve exit code %d\n%s", code, stderr.String())
 	}
 	executed, _ := os.ReadFile(callLog)
@@ -183,6 +184,7 @@ func serveSession(t *testing.T, cfg string) (*mcp.ClientSession, chan int, *test
 	if err != nil {
 		t.Fatal(err)
 	}
+	wait := testwait.Context(t)
 	for {
 		var names []string
 		for tool, err := range cs.Tools(t.Context(), nil) {
@@ -196,8 +198,8 @@ func serveSession(t *testing.T, cfg string) (*mcp.ClientSession, chan int, *test
 		}
 		select {
 		case <-changed:
-		case <-t.Context().Done():
-			t.Fatalf("tools = %v", names)
+		case <-wait.Done():
+			t.Fatalf("timed out waiting for the demo server's tools; tools = %v\n%s", names, stderr.String())
 		}
 	}
 }

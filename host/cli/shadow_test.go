@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolgate/toolgate/host/cli"
 	"github.com/toolgate/toolgate/internal/testbin"
+	"github.com/toolgate/toolgate/internal/testwait"
 )
 
 // TestShadowHooksInAServeSession runs two `toolgate serve` sessions side
@@ -85,10 +86,10 @@ plugin "hangs" {
 	})
 	_ = shadowed.Close()
 	_ = plain.Close()
-	if code := <-shadowDone; code != cli.ExitOK {
+	if code := testwait.Recv(t, shadowDone, "the shadowed serve to exit"); code != cli.ExitOK {
 		t.Fatalf("serve exit %d\n%s", code, shadowErr.String())
 	}
-	<-plainDone
+	testwait.Recv(t, plainDone, "the plain serve to exit")
 
 	res := run(t, nil, "audit", "--shadow-diff", "--json", shadowAudit)
 	var rows []struct {
@@ -136,6 +137,7 @@ func waitForFile(t *testing.T, path string, cond func([]byte) bool) {
 	if err := w.Add(filepath.Dir(path)); err != nil {
 		t.Fatal(err)
 	}
+	wait := testwait.Context(t)
 	for {
 		data, _ := os.ReadFile(path)
 		if cond(data) {
@@ -145,8 +147,8 @@ func waitForFile(t *testing.T, path string, cond func([]byte) bool) {
 		case <-w.Events:
 		case err := <-w.Errors:
 			t.Fatal(err)
-		case <-t.Context().Done():
-			t.Fatalf("%s never reached the expected state:\n%s", path, data)
+		case <-wait.Done():
+			t.Fatalf("timed out waiting for %s to reach the expected state:\n%s", path, data)
 		}
 	}
 }

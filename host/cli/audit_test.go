@@ -81,7 +81,7 @@ func TestAuditVerifyCommand(t *testing.T) {
 	if res := run(t, nil, "audit", "verify", old); res.code != 1 || !strings.Contains(res.stderr, "not a chained ledger") {
 		t.Fatalf("verify of an old log: %d %s", res.code, res.stderr)
 	}
-	if res := run(t, nil, "audit", "--tool", "x", old); res.code != 0 || !strings.Contains(res.stdout, "tool_call_begin") {
+	if res := run(t, nil, "audit", "--tool", "x", old); res.code != 0 || !strings.Contains(res.stdout, "tool_call_begin") || !strings.Contains(res.stderr, "1 record(s) are not chained") {
 		t.Fatalf("an old log must still be readable: %d %s %s", res.code, res.stdout, res.stderr)
 	}
 }
@@ -133,5 +133,41 @@ func TestAuditQueryAndStats(t *testing.T) {
 	}
 	if res := run(t, nil, "audit", "--since", "yesterday", path); res.code != 2 {
 		t.Errorf("a bad --since must be a usage error: %d %s", res.code, res.stderr)
+	}
+}
+
+// TestSignedLedgerFromTheConfig: a host started with audit { signing {
+// key_env } } signs its ledger, `audit verify` finds the configured log
+// (no files given) and checks it with the public key; a key that does
+// not parse stops the host without showing it.
+func TestSignedLedgerFromTheConfig(t *testing.T) {
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "ledger.key")
+	res := run(t, nil, "audit", "keygen", "--out", keyFile)
+	if res.code != 0 {
+		t.Fatalf("keygen: %s", res.stderr)
+	}
+	pubFile := filepath.Join(dir, "ledger.pub")
+	os.WriteFile(pubFile, []byte(res.stdout), 0o600)
+	key, _ := os.ReadFile(keyFile)
+	cfg := writeConfig(t, `audit {
+  path = "audit.jsonl"
+  signing { key_env = "LEDGER_KEY" }
+}
+`)
+	env := map[string]string{"LEDGER_KEY": string(key)}
+	for range 2 { // two runs: the second continues the chain
+		if res := run(t, env, "servers", "--config", cfg); res.code != 0 {
+			t.Fatalf("servers: %d %s", res.code, res.stderr)
+		}
+	}
+	res = run(t, nil, "audit", "verify", "--config", cfg, "--key", pubFile)
+	if res.code != 0 || !strings.Contains(res.stdout, "intact") || !strings.Contains(res.stdout, "2 signed checkpoint(s) verified") {
+		t.Fatalf("verify of the configured log: %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	const bad = "bm90LWEta2V5LWF0LWFsbA=="
+	res = run(t, map[string]string{"LEDGER_KEY": bad}, "servers", "--config", cfg)
+	if res.code == 0 || !strings.Contains(res.stderr, "LEDGER_KEY") || strings.Contains(res.stderr+res.stdout, bad) {
+		t.Errorf("a bad key: %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }

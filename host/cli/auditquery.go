@@ -119,8 +119,11 @@ func (q *auditQuery) run(g *globals, files []string) error {
 		tw = tabwriter.NewWriter(g.io.Out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "TIME\tSEQ\tEVENT\tCALLER\tSERVER\tTOOL\tDECISION\tSTEP\tBY\tCALL")
 	}
-	matched := 0
+	matched, unchained := 0, 0
 	err = ledger.Scan(files, func(e *ledger.Entry) error {
+		if e.Seq == 0 {
+			unchained++
+		}
 		if !q.match(e, since, until) {
 			return nil
 		}
@@ -150,6 +153,9 @@ func (q *auditQuery) run(g *globals, files []string) error {
 	})
 	if err != nil {
 		return exit(ExitFailure, err)
+	}
+	if unchained > 0 {
+		fmt.Fprintf(g.io.Err, "note: %d record(s) are not chained (an audit log written before the ledger): they are read, but `toolgate audit verify` cannot vouch for them\n", unchained)
 	}
 	switch {
 	case q.shadowDiff:

@@ -89,7 +89,9 @@ type resourceEntry struct {
 // server (admitted and audited, never put to approval: what a model may
 // read is decided per server by enabled_resources / disabled_resources,
 // and the manager refuses the rest), the list tools as built-ins that
-// answer from the step's catalog.
+// answer from the step's catalog. Malformed calls (bad arguments, an
+// unknown server, a read without server and uri) are answered without a
+// record.
 func (s *Step) callResourceTool(ctx context.Context, req CallRequest, t *Tool, started time.Time) CallResult {
 	var in struct {
 		Server *string `json:"server"`

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -18,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/host"
 	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/host/manager"
+	"github.com/toolgate/toolgate/host/pipeline"
 )
 
 // RewriteScheme is the scheme of a rewritten resource URI. A URI (or URI
@@ -387,10 +389,12 @@ func (s *session) readHandler(r *servedResource) mcp.ResourceHandler {
 		if r.tmpl != nil {
 			raw = strings.TrimPrefix(req.Params.URI, r.prefix)
 		}
-		res, err := s.h.Manager.ReadResource(ctx, r.server, raw)
+		out, err := s.do(ctx, pipeline.Request{Kind: pipeline.ResourceRead, Server: r.server, URI: raw,
+			ModelName: req.Params.URI, TraceParent: traceParentOf(req.Params.Meta, req.Extra)})
 		if err != nil {
-			return nil, upstreamError(err)
+			return nil, err
 		}
+		res := out.Resource
 		if r.prefix != "" {
 			out := *res
 			out.Contents = make([]*mcp.ResourceContents, len(res.Contents))
@@ -410,12 +414,35 @@ func (s *session) readHandler(r *servedResource) mcp.ResourceHandler {
 
 func (s *session) promptHandler(sp *servedPrompt) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		res, err := s.h.Manager.GetPrompt(ctx, sp.server, sp.raw, req.Params.Arguments)
+		args, _ := json.Marshal(req.Params.Arguments)
+		out, err := s.do(ctx, pipeline.Request{Kind: pipeline.PromptGet, Server: sp.server, Name: sp.raw,
+			ModelName: req.Params.Name, Arguments: args, PromptArguments: req.Params.Arguments,
+			TraceParent: traceParentOf(req.Params.Meta, req.Extra)})
 		if err != nil {
-			return nil, upstreamError(err)
+			return nil, err
 		}
-		return res, nil
+		return out.Prompt, nil
 	}
+}
+
+// codeRefused is the JSON-RPC error code of a request toolgate refused
+// (a rate limit, a policy): an implementation-defined server error, with
+// the refusal's text as the message.
+const codeRefused = -32000
+
+// do runs one of this session's requests other than tool calls through
+// the pipeline, as this session's caller, and turns a refusal or a
+// failure into the JSON-RPC error the client receives.
+func (s *session) do(ctx context.Context, r pipeline.Request) (pipeline.Result, error) {
+	r.SessionID, r.Caller = s.id, s.caller
+	res := s.h.Pipeline().Do(ctx, r)
+	switch {
+	case res.Refused():
+		return res, &jsonrpc.Error{Code: codeRefused, Message: res.Err.Error()}
+	case res.Err != nil:
+		return res, upstreamError(res.Err)
+	}
+	return res, nil
 }
 
 // upstreamError keeps the JSON-RPC code a server answered with (a
@@ -483,11 +510,17 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown ref type %q", ref.Type)}
 	}
 	params.Ref = &ref
-	res, err := g.hostOf().Manager.Complete(ctx, server, &params)
-	if err != nil {
-		return nil, upstreamError(err)
+	var arg []byte
+	if params.Argument.Name != "" {
+		arg, _ = json.Marshal(map[string]string{params.Argument.Name: params.Argument.Value})
 	}
-	return res, nil
+	out, err := s.do(ctx, pipeline.Request{Kind: pipeline.Completion, Server: server, Name: ref.Name, URI: ref.URI,
+		ModelName: req.Params.Ref.Name + req.Params.Ref.URI, Arguments: arg, Complete: &params,
+		TraceParent: traceParentOf(req.Params.Meta, req.Extra)})
+	if err != nil {
+		return nil, err
+	}
+	return out.Completion, nil
 }
 
 func (g *Gateway) hostOf() *host.Host {

@@ -330,7 +330,7 @@ server "dead" {
   command = "MCP_DEMO"
   args    = ["--hostile-text", "--exit-immediately", "4"]
 }`)
-	raw := []string{"\x1b", "\x00", "\x07", "\u202e"}
+	raw := []string{"\x1b", "\x00", "\x07", "\u202e", "\u200b"}
 	check := func(what, text string) {
 		t.Helper()
 		for _, r := range raw {
@@ -362,6 +362,7 @@ server "dead" {
 		}
 	}
 	js := run(t, nil, "tools", "--json", "--config", cfg)
+	check("tools --json", js.stdout)
 	if err := json.Unmarshal([]byte(js.stdout), &listed); err != nil {
 		t.Fatal(err)
 	}
@@ -378,6 +379,18 @@ server "dead" {
 	check("call", call.stdout)
 	if call.code != 0 || !strings.Contains(call.stdout, `override \u202etxt.exe`) {
 		t.Errorf("call: exit %d\n%s\n%s", call.code, call.stdout, call.stderr)
+	}
+	// --json keeps the value (a program decodes the same text) and shows
+	// the override and the zero-width space as JSON escapes.
+	callJSON := run(t, nil, "call", name, "--json", "--config", cfg)
+	check("call --json", callJSON.stdout)
+	var result struct {
+		Content []struct{ Text string }
+	}
+	if err := json.Unmarshal([]byte(callJSON.stdout), &result); err != nil || len(result.Content) == 0 ||
+		!strings.Contains(result.Content[0].Text, "override \u202etxt.exe, zero\u200bwidth") ||
+		!strings.Contains(callJSON.stdout, `\u202etxt.exe, zero\u200bwidth`) {
+		t.Errorf("call --json: %v\n%s", err, callJSON.stdout)
 	}
 	data, err := os.ReadFile(audit)
 	if err != nil {

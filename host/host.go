@@ -113,7 +113,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	}
 	if cfg.AuditLog != "" {
 		a, err := events.OpenAudit(cfg.AuditLog, events.WithAuditLogger(log.Named("audit")),
-			events.WithAuditRedactor(h.secrets.Redact))
+			events.WithAuditRedactor(h.secrets.RedactRecord))
 		if err != nil {
 			bus.Close()
 			return nil, fmt.Errorf("opening audit log: %w", err)

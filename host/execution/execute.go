@@ -207,17 +207,24 @@ func (e *Executor) Execute(ctx context.Context, req Request) Result {
 		Status:   res.Status,
 		Duration: wall,
 	}
-	if e.record {
-		ev.Result = EventProjection(res.Raw, res.Err)
+	// What toolgate records (events: the audit log, debug log lines) is
+	// redacted of the server's secrets and of well-known credential
+	// formats, whatever the model gets.
+	record := func(s string) string {
 		if redact != nil && !inResults {
-			ev.Result = json.RawMessage(redact(string(ev.Result)))
+			s = redact(s)
 		}
+		return mcpclient.RedactSecretFormats(s)
+	}
+	if e.record {
+		ev.Result = json.RawMessage(record(string(EventProjection(res.Raw, res.Err))))
 	}
 	if res.Err != nil {
 		ev.Error = Truncate(res.Err.Error(), EventResultMaxBytes)
 		if redact != nil {
 			ev.Error = redact(ev.Error)
 		}
+		ev.Error = mcpclient.RedactSecretFormats(ev.Error)
 	}
 	if e.events != nil {
 		e.events.Emit(ev)

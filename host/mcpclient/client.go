@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/toolgate/toolgate/host/internal/slogbridge"
 	"github.com/toolgate/toolgate/host/launch"
+	"github.com/toolgate/toolgate/internal/safetext"
 )
 
 // State is where a Client is in its life.
@@ -221,7 +223,12 @@ func (c *Client) serverLog(p *mcp.LoggingMessageParams) {
 		f(context.Background(), p)
 		return
 	}
-	c.log.Named("server").Info("log message", "level", p.Level, "logger", p.Logger, "data", p.Data)
+	data, err := json.Marshal(p.Data)
+	if err != nil {
+		data = []byte(fmt.Sprint(p.Data))
+	}
+	c.log.Named("server").Info("log message", "level", p.Level, "logger", safetext.Line(p.Logger),
+		"data", string(safetext.JSON([]byte(c.secrets.RedactRecord(string(data))))))
 }
 
 // Version is the host version reported in clientInfo. The CLI overrides

@@ -169,6 +169,7 @@ func (d *Demo) registerTools() {
 			Meta:        mcp.Meta{"ui": map[string]any{"visibility": []any{"app"}}},
 		}), okHandler("hidden_tool"))
 	}
+	d.registerAdversarialTools()
 	if d.cfg.AnnotationMatrix {
 		for _, c := range annotationMatrix() {
 			d.server.AddTool(d.decorate(&mcp.Tool{

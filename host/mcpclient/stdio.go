@@ -136,11 +136,61 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				c.ignoreStray()
 				continue
 			}
+			if tooDeep(line) {
+				msg := c.deepMessage(ctx, line)
+				if msg == nil {
+					continue
+				}
+				return msg, nil
+			}
 			return nil, c.notJSONRPC(line)
 		}
 		c.router.route(msg)
 		c.cleanToolList(msg)
 		return msg, nil
+	}
+}
+
+// deepMessage handles a message go-sdk would refuse for its nesting
+// alone, which would otherwise end the connection and cost the server
+// every tool. An answer to tools/list keeps its tools that are not too
+// deep (the others are skipped with a warning, like any malformed tool);
+// any other answer becomes a JSON-RPC error for its request, so that
+// call fails with the real reason and the session stays up. A request
+// from the server is answered with an error; a notification is dropped.
+// It returns nil when nothing is to be delivered.
+func (c *stdioConn) deepMessage(ctx context.Context, line []byte) jsonrpc.Message {
+	depth := jsonDepth(line)
+	m, ok := readDeepMessage(line)
+	switch {
+	case !ok || m.method != "" && !m.id.IsValid():
+		c.warn("dropping a message from the server that nests too deep", "depth", depth, "max_depth", maxMessageDepth)
+		return nil
+	case m.method != "":
+		c.warn("refusing a request from the server that nests too deep", "method", m.method, "depth", depth, "max_depth", maxMessageDepth)
+		_ = c.Write(ctx, &jsonrpc.Response{ID: m.id, Error: errTooDeep("request", depth)})
+		return nil
+	case !m.id.IsValid():
+		return nil // a stray response: nobody waits for it
+	}
+	resp := &jsonrpc.Response{ID: m.id, Result: m.result}
+	if _, listing := c.listing.Load(m.id); listing && !m.isErr {
+		c.cleanToolList(resp)
+		if jsonDepth(resp.Result)+1 <= maxMessageDepth {
+			c.router.route(resp)
+			return resp
+		}
+	}
+	c.listing.Delete(m.id)
+	c.warn("failing a call whose answer nests too deep", "depth", depth, "max_depth", maxMessageDepth)
+	resp = &jsonrpc.Response{ID: m.id, Error: errTooDeep("answer", depth)}
+	c.router.route(resp)
+	return resp
+}
+
+func (c *stdioConn) warn(msg string, kv ...any) {
+	if c.log != nil {
+		c.log.Warn(msg, kv...)
 	}
 }
 

@@ -166,6 +166,8 @@ type rawServer struct {
 	RedactResults            *hcl.Attribute `hcl:"redact_results,optional"`
 	RedactSecretFormats      *hcl.Attribute `hcl:"redact_secret_formats,optional"`
 	MaxTools                 *hcl.Attribute `hcl:"max_tools,optional"`
+	MaxDescriptionBytes      *hcl.Attribute `hcl:"max_description_bytes,optional"`
+	MaxSchemaBytes           *hcl.Attribute `hcl:"max_schema_bytes,optional"`
 
 	DeclRange hcl.Range // set by the loader
 }

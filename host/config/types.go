@@ -393,6 +393,13 @@ type Server struct {
 	// server listing more is degraded, keeping the first MaxTools. 0 =
 	// unset (mcpclient.DefaultMaxTools).
 	MaxTools int
+	// MaxDescriptionBytes and MaxSchemaBytes cap each listed tool's
+	// description and each of its schemas (max_description_bytes,
+	// max_schema_bytes); past them the description is cut with a marker
+	// and the schema replaced, with a warning. 0 = unset (the mcpclient
+	// defaults, 8 KiB and 64 KiB).
+	MaxDescriptionBytes int
+	MaxSchemaBytes      int
 
 	DeclRange hcl.Range
 }

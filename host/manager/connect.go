@@ -192,12 +192,14 @@ func at(cfg config.Server) string {
 func (m *Manager) clientOptions(s *server, cfg config.Server, gen int) (mcpclient.Options, environment.Target, error) {
 	name := cfg.Name
 	opts := mcpclient.Options{
-		Name:            name,
-		ProtocolVersion: cfg.ProtocolVersion,
-		ClientInfo:      m.opts.ClientInfo,
-		Logger:          m.opts.Logger.Named("server").With("server", name),
-		Secrets:         m.opts.Secrets,
-		MaxTools:        cfg.MaxTools,
+		Name:                name,
+		ProtocolVersion:     cfg.ProtocolVersion,
+		ClientInfo:          m.opts.ClientInfo,
+		Logger:              m.opts.Logger.Named("server").With("server", name),
+		Secrets:             m.opts.Secrets,
+		MaxTools:            cfg.MaxTools,
+		MaxDescriptionBytes: cfg.MaxDescriptionBytes,
+		MaxSchemaBytes:      cfg.MaxSchemaBytes,
 		Handlers: mcpclient.Handlers{
 			// Any list change re-lists tools, resources, templates and
 			// prompts together: one debounce, one revision.

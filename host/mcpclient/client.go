@@ -139,6 +139,11 @@ type Options struct {
 	Handlers Handlers
 	// MaxTools is how many tools ListTools keeps; 0 means DefaultMaxTools.
 	MaxTools int
+	// MaxDescriptionBytes and MaxSchemaBytes cap each listed tool's
+	// description and schemas (see capTool); 0 means
+	// DefaultMaxDescriptionBytes and DefaultMaxSchemaBytes.
+	MaxDescriptionBytes int
+	MaxSchemaBytes      int
 	// Secrets, when set, also receives every secret this client learns
 	// (see [Secrets]): one set shared by a host's clients redacts records
 	// about any server.

@@ -619,3 +619,44 @@ func TestTooDeepCostsOnlyItself(t *testing.T) {
 		t.Fatalf("the session did not survive the deep result: %v %v", res, err)
 	}
 }
+
+// TestHugeDescriptionsAreCut: three 4 MiB descriptions (mcp-demo
+// --huge-descriptions) are cut to the cap with a marker and a warning
+// naming the tool and the setting; with the default cap and a
+// configured one.
+func TestHugeDescriptionsAreCut(t *testing.T) {
+	for _, limit := range []int{0, 1000} {
+		t.Run(fmt.Sprint(limit), func(t *testing.T) {
+			logs := &testbin.Buffer{}
+			c := newDemoClient(t, Options{Logger: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Warn})},
+				"--no-default-tools", "--huge-descriptions")
+			c.opts.MaxDescriptionBytes = limit
+			if err := c.Connect(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			tools, err := c.ListTools(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := limit
+			if want == 0 {
+				want = DefaultMaxDescriptionBytes
+			}
+			if len(tools) != 3 {
+				t.Fatalf("got %d tools, want 3", len(tools))
+			}
+			for _, tool := range tools {
+				if len(tool.Description) > want || !strings.HasSuffix(tool.Description, truncationMarker) ||
+					!strings.HasPrefix(tool.Description, "Huge description") {
+					t.Errorf("%s: description of %d bytes (cap %d), ending %q", tool.Name, len(tool.Description), want,
+						tool.Description[max(0, len(tool.Description)-40):])
+				}
+			}
+			for _, w := range []string{`tool="\"huge_1\""`, "description of 4194304 bytes cut to", "max_description_bytes"} {
+				if !strings.Contains(logs.String(), w) {
+					t.Errorf("log lacks %q:\n%.2000s", w, logs.String())
+				}
+			}
+		})
+	}
+}

@@ -200,6 +200,7 @@ func (m *Manager) clientOptions(s *server, cfg config.Server, gen int) (mcpclien
 		MaxTools:            cfg.MaxTools,
 		MaxDescriptionBytes: cfg.MaxDescriptionBytes,
 		MaxSchemaBytes:      cfg.MaxSchemaBytes,
+		MaxResultBytes:      m.resultCap(),
 		Handlers: mcpclient.Handlers{
 			// Any list change re-lists tools, resources, templates and
 			// prompts together: one debounce, one revision.
@@ -316,4 +317,15 @@ func remoteEnv(cfg config.Server, target environment.Target) []string {
 		return nil
 	}
 	return launch.RemoteEnvNames(cfg.EnvVars)
+}
+
+// resultCap is the max_result_bytes connections enforce: the configured
+// one, or config.DefaultMaxResultBytes.
+func (m *Manager) resultCap() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.maxResult > 0 {
+		return m.maxResult
+	}
+	return config.DefaultMaxResultBytes
 }

@@ -144,6 +144,12 @@ type Options struct {
 	// DefaultMaxDescriptionBytes and DefaultMaxSchemaBytes.
 	MaxDescriptionBytes int
 	MaxSchemaBytes      int
+	// MaxResultBytes caps the answer to one tools/call where toolgate
+	// reads it (stdio framing, the Streamable HTTP body): a larger answer
+	// is refused before it is decoded and the call fails with a
+	// *ResultTooLargeError text; the session stays up. 0: no cap beyond
+	// the transport's own (16 MiB on stdio).
+	MaxResultBytes int
 	// Secrets, when set, also receives every secret this client learns
 	// (see [Secrets]): one set shared by a host's clients redacts records
 	// about any server.
@@ -386,7 +392,7 @@ func (c *Client) connect(ctx context.Context, version string) error {
 			defer c.wg.Done()
 			c.endWithProcess(proc, readEnded)
 		}()
-		transport = &stdioTransport{rwc: proc, router: &c.router, secrets: secrets, strays: &c.strays, log: c.log, readEnded: readEnded}
+		transport = &stdioTransport{rwc: proc, router: &c.router, secrets: secrets, strays: &c.strays, log: c.log, readEnded: readEnded, maxResult: c.opts.MaxResultBytes}
 	} else {
 		transport, _ = c.httpTransport()
 	}

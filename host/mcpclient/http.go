@@ -98,13 +98,14 @@ func (c *Client) httpTransport() (mcp.Transport, *headerTransport) {
 		base = h.Client.Transport
 	}
 	t := &headerTransport{
-		origin:  endpointOrigin(h.URL),
-		base:    base,
-		header:  h.Header,
-		router:  &c.router,
-		retry:   h.Retry.withDefaults(),
-		log:     c.log.Named("http"),
-		secrets: &c.secrets,
+		origin:    endpointOrigin(h.URL),
+		base:      base,
+		header:    h.Header,
+		router:    &c.router,
+		retry:     h.Retry.withDefaults(),
+		log:       c.log.Named("http"),
+		secrets:   &c.secrets,
+		maxResult: c.opts.MaxResultBytes,
 	}
 	var handler auth.OAuthHandler
 	if h.OAuth != nil {
@@ -149,6 +150,8 @@ type headerTransport struct {
 	log    hclog.Logger
 	// secrets learns the credentials go-sdk's OAuth handler adds.
 	secrets *Secrets
+	// maxResult caps a JSON answer to tools/call (Options.MaxResultBytes).
+	maxResult int
 	// oauth: 401 and 403 go to go-sdk's OAuth hook as responses, once
 	// per request (see oauthAdapter).
 	oauth bool
@@ -285,6 +288,26 @@ func (t *headerTransport) classify(r *http.Request, body []byte, msg message, re
 		t.routeEvents(resp)
 		return resp, nil
 	case "application/json":
+		if msg.Method == "tools/call" && t.maxResult > 0 {
+			limit := int64(t.maxResult + envelopeSlack)
+			buf, ok := readBounded(resp, limit)
+			if !ok {
+				// Refused before decoding: what was read is dropped,
+				// the rest is counted without being kept.
+				rest, _ := io.Copy(io.Discard, io.LimitReader(resp.Body, maxDiscardedAnswer))
+				_ = resp.Body.Close()
+				size := int64(len(buf)) + rest
+				t.log.Warn("refusing a tool result larger than max_result_bytes before decoding it; the call fails, the session stays up",
+					"answer_bytes", size, "max_result_bytes", t.maxResult)
+				return nil, &serverAnswer{&jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+					Message: (&ResultTooLargeError{Bytes: size, Limit: t.maxResult}).Error()}}
+			}
+			restoreBody(resp, buf, ok)
+			if !json.Valid(buf) {
+				return nil, t.httpError(r, resp, problemInvalidJSON, attempts)
+			}
+			return resp, nil
+		}
 		buf, ok := readBounded(resp, maxBufferedBody)
 		restoreBody(resp, buf, ok)
 		if ok && !json.Valid(buf) {

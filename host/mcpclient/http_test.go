@@ -778,3 +778,46 @@ func TestLogMessagesSurviveSessionRecovery(t *testing.T) {
 		current.Store(newHandler()) // the server restarts and forgets its sessions
 	}
 }
+
+// TestHTTPResultOverTheCapFailsOnlyItsCall: a Streamable HTTP answer to
+// tools/call larger than MaxResultBytes is refused while its body is read
+// (never decoded), the call fails saying so, and the session goes on.
+func TestHTTPResultOverTheCapFailsOnlyItsCall(t *testing.T) {
+	ts := newTestServer(t, true)
+	c := httpClient(t, ts.URL, HTTP{})
+	c.opts.MaxResultBytes = 64 << 10
+	if err := c.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := echo(t.Context(), c, strings.Repeat("x", 200<<10))
+	if err == nil || !strings.Contains(err.Error(), "max_result_bytes = 65536") || !strings.Contains(err.Error(), "before it was decoded") {
+		t.Fatalf("an answer over the cap: err = %v", err)
+	}
+	if got, err := echo(t.Context(), c, "small"); err != nil || got != "small" {
+		t.Fatalf("the session did not survive: %q, %v", got, err)
+	}
+}
+
+// TestStdioResultOverTheCapFailsOnlyItsCall is the same over stdio, for
+// an answer that ends within one read and for one many reads long.
+func TestStdioResultOverTheCapFailsOnlyItsCall(t *testing.T) {
+	c := newDemoClient(t, Options{})
+	c.opts.MaxResultBytes = 100 << 10
+	if err := c.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int{120 << 10, 4 << 20} {
+		_, err := c.CallTool(t.Context(), &mcp.CallToolParams{Name: "big", Arguments: map[string]any{"bytes": size}}, CallOptions{})
+		var want string
+		if err != nil {
+			want = err.Error()
+		}
+		if !strings.Contains(want, "max_result_bytes = 102400") || !strings.Contains(want, "before it was decoded") {
+			t.Fatalf("%d bytes over stdio: err = %v", size, err)
+		}
+		res, err := c.CallTool(t.Context(), &mcp.CallToolParams{Name: "big", Arguments: map[string]any{"bytes": 50 << 10}}, CallOptions{})
+		if err != nil || res.IsError {
+			t.Fatalf("after %d bytes the session did not survive: %v", size, err)
+		}
+	}
+}

@@ -49,6 +49,9 @@ type stdioTransport struct {
 	// readEnded, when set, is closed once reading ends (EOF, an error,
 	// or Close), so whoever watches the process knows the pipe is done.
 	readEnded chan struct{}
+	// maxResult caps a tools/call answer (Options.MaxResultBytes); 0:
+	// only maxStdioMessage.
+	maxResult int
 }
 
 // toolsListMethod is the request whose answers are decoded tool by tool.
@@ -63,6 +66,7 @@ func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 		strays:    t.strays,
 		log:       t.log,
 		readEnded: t.readEnded,
+		maxResult: t.maxResult,
 	}, nil
 }
 
@@ -81,6 +85,10 @@ type stdioConn struct {
 	// listing holds the ids of tools/list requests in flight, whose
 	// answers keepWellFormedTools cleans before go-sdk decodes them.
 	listing sync.Map // jsonrpc.ID → struct{}
+	// calling holds the ids of tools/call requests in flight, whose
+	// answers maxResult caps.
+	calling   sync.Map // jsonrpc.ID → struct{}
+	maxResult int
 
 	wmu sync.Mutex // one message per Write, whole
 
@@ -104,6 +112,17 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return msg, nil
 		}
 		line, err := c.readLine()
+		var over *oversizedAnswer
+		if errors.As(err, &over) {
+			c.warn("refusing a tool result larger than max_result_bytes before decoding it; the call fails, the session stays up",
+				"answer_bytes", over.size, "max_result_bytes", c.maxResult)
+			resp := &jsonrpc.Response{ID: over.id, Error: &jsonrpc.Error{
+				Code:    jsonrpc.CodeInternalError,
+				Message: (&ResultTooLargeError{Bytes: over.size, Limit: c.maxResult}).Error(),
+			}}
+			c.router.route(resp)
+			return resp, nil
+		}
 		if err != nil {
 			c.endRead()
 			return nil, err
@@ -127,6 +146,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			if resp := decodeOwnedResponse(line); resp != nil {
 				c.router.route(resp)
 				c.cleanToolList(resp)
+				c.answered(resp)
 				return resp, nil
 			}
 		}
@@ -147,7 +167,15 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		c.router.route(msg)
 		c.cleanToolList(msg)
+		c.answered(msg)
 		return msg, nil
+	}
+}
+
+// answered forgets a tools/call once its answer arrived.
+func (c *stdioConn) answered(msg jsonrpc.Message) {
+	if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID.IsValid() {
+		c.calling.Delete(resp.ID)
 	}
 }
 
@@ -274,11 +302,26 @@ func (c *stdioConn) readLine() ([]byte, error) {
 func (c *stdioConn) readLongLine(first []byte) ([]byte, error) {
 	pieces := [][]byte{bytes.Clone(first)}
 	size := len(first)
+	capped := c.resultCap()
 	for {
 		line, err := c.r.ReadSlice('\n')
 		if len(line) > 0 {
 			pieces = append(pieces, bytes.Clone(line))
 			size += len(line)
+		}
+		if capped > 0 && size > capped && !errors.Is(err, io.EOF) && (err == nil || errors.Is(err, bufio.ErrBufferFull)) {
+			capped = 0 // decided once per line
+			if err == nil {
+				// The line ended in this piece: it is whole, and
+				// refused the same way without reading further.
+				if id, ok := headID(pieces[0]); ok {
+					if _, calling := c.calling.LoadAndDelete(id); calling {
+						return nil, &oversizedAnswer{id: id, size: int64(size - trailingNewline(pieces))}
+					}
+				}
+			} else if rerr := c.refuseIfCall(pieces[0], size); rerr != nil {
+				return nil, rerr
+			}
 		}
 		// The limit is on the message; its newline (and a CR) are not.
 		if size-trailingNewline(pieces) > maxStdioMessage {
@@ -389,6 +432,14 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) (err error) 
 		defer func() {
 			if err != nil {
 				c.listing.Delete(req.ID) // no answer will come
+			}
+		}()
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" && req.IsCall() && c.maxResult > 0 {
+		c.calling.Store(req.ID, struct{}{})
+		defer func() {
+			if err != nil {
+				c.calling.Delete(req.ID)
 			}
 		}()
 	}

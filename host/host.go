@@ -34,6 +34,10 @@ type Options struct {
 	Sinks []events.Sink
 	// LookupEnv reads the host environment; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// LimitClock is the clock serve's limit blocks read (host/ratelimit);
+	// nil means time.Now. Tests pass a stopped one, so a refusal's
+	// "Retry in N s" does not depend on how fast the machine is.
+	LimitClock func() time.Time
 	// ClientInfo identifies the host to servers; nil means toolgate.
 	ClientInfo *mcp.Implementation
 	// Asker answers the user path of approval and server-initiated
@@ -142,7 +146,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	}
 	h.Manager = manager.New(cfg, mo)
 	h.executor = h.newExecutor(cfg)
-	h.limiter = ratelimit.New(cfg.Serve.Limits, nil)
+	h.limiter = ratelimit.New(cfg.Serve.Limits, h.opts.LimitClock)
 	h.embedder = h.newEmbedder(cfg, nil, nil)
 	return h, nil
 }
@@ -302,7 +306,7 @@ func (h *Host) Apply(cfg *config.Config) manager.ApplyResult {
 	h.executor = h.newExecutor(cfg)
 	if !slices.EqualFunc(old.Serve.Limits, cfg.Serve.Limits, sameLimit) {
 		// Changed limits start with full buckets.
-		h.limiter = ratelimit.New(cfg.Serve.Limits, nil)
+		h.limiter = ratelimit.New(cfg.Serve.Limits, h.opts.LimitClock)
 	}
 	h.embedder = h.newEmbedder(cfg, old, h.embedder)
 	envs := h.envs

@@ -16,9 +16,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
+
+	"github.com/toolgate/toolgate/internal/testbin"
 )
 
 // testServer is a go-sdk MCP server with an "echo" tool behind a
@@ -819,5 +822,53 @@ func TestStdioResultOverTheCapFailsOnlyItsCall(t *testing.T) {
 		if err != nil || res.IsError {
 			t.Fatalf("after %d bytes the session did not survive: %v", size, err)
 		}
+	}
+}
+
+// TestHTTPTooDeepCostsOnlyItself is TestTooDeepCostsOnlyItself for a
+// Streamable HTTP server: a tools/list page with a tool nested past
+// go-sdk's limit keeps its other tools, a too-deep tools/call answer
+// fails that call, and the session goes on.
+func TestHTTPTooDeepCostsOnlyItself(t *testing.T) {
+	ts := newTestServer(t, true)
+	deepSchema := strings.Repeat(`{"type":"object","properties":{"a":`, 600) + `{"type":"string"}` + strings.Repeat("}}", 600)
+	ts.setAnswer(func(w http.ResponseWriter, r *http.Request, method string) bool {
+		body, _ := io.ReadAll(r.Body)
+		id := string(peekMessage(body).ID)
+		var out string
+		switch {
+		case method == "tools/list":
+			out = `{"jsonrpc":"2.0","id":` + id + `,"result":{"tools":[{"name":"deep","inputSchema":` + deepSchema +
+				`},{"name":"echo","inputSchema":{"type":"object"}}]}}`
+		case method == "tools/call" && bytes.Contains(body, []byte(`"name":"deep"`)):
+			out = `{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[],"structuredContent":` +
+				strings.Repeat(`{"a":`, 1500) + "{}" + strings.Repeat("}", 1500) + `}}`
+		default:
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, out)
+		return true
+	})
+	logs := &testbin.Buffer{}
+	c := httpClient(t, ts.URL, HTTP{})
+	c.log = hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Warn})
+	if err := c.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	tools, err := c.ListTools(t.Context())
+	if err != nil || len(tools) != 1 || tools[0].Name != "echo" {
+		t.Fatalf("tools = %v, %v; want echo alone", tools, err)
+	}
+	if !strings.Contains(logs.String(), "its definition nests") || !strings.Contains(logs.String(), "index_in_page=0") {
+		t.Errorf("log lacks the skipped tool:\n%s", logs.String())
+	}
+	_, err = c.CallTool(t.Context(), &mcp.CallToolParams{Name: "deep", Arguments: map[string]any{}}, CallOptions{})
+	if err == nil || !strings.Contains(err.Error(), "levels deep, more than the 1000 levels") {
+		t.Fatalf("a too-deep answer: err = %v", err)
+	}
+	if got, err := echo(t.Context(), c, "still here"); err != nil || got != "still here" {
+		t.Fatalf("the session did not survive: %q, %v", got, err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/host/exposure/embeddings"
 	"github.com/toolgate/toolgate/host/launch"
+	"github.com/toolgate/toolgate/host/ledger"
 	"github.com/toolgate/toolgate/host/manager"
 	"github.com/toolgate/toolgate/host/mcpclient"
 	"github.com/toolgate/toolgate/host/pluginhost"
@@ -92,6 +93,7 @@ type Host struct {
 	mu       sync.RWMutex // guards the parts a reload replaces
 	cfg      *config.Config
 	approval *approval.Procedure
+	shadow   *approval.ShadowRunner // runs mode = "shadow" hooks; closed with the host
 	executor *execution.Executor
 	limiter  *ratelimit.Limiter // serve's limit blocks; nil = none
 	envs     *environment.Registry
@@ -116,8 +118,15 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		h.cwd, _ = os.Getwd()
 	}
 	if cfg.AuditLog != "" {
+		signer, err := ledger.LoadSigner(cfg.AuditSigning.KeyFile, cfg.AuditSigning.KeyEnv, opts.LookupEnv)
+		if err != nil {
+			bus.Close()
+			return nil, err
+		}
 		a, err := events.OpenAudit(cfg.AuditLog, events.WithAuditLogger(log.Named("audit")),
-			events.WithAuditRedactor(h.secrets.RedactRecord))
+			events.WithAuditRedactor(h.secrets.RedactRecord),
+			events.WithLedgerRotation(events.LedgerRotation{MaxBytes: cfg.AuditRotate.MaxBytes, MaxAge: cfg.AuditRotate.MaxAge}),
+			events.WithLedgerSigner(signer, cfg.AuditSigning.CheckpointEvery))
 		if err != nil {
 			bus.Close()
 			return nil, fmt.Errorf("opening audit log: %w", err)
@@ -133,6 +142,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	// --- plugins (host/pluginhost): nothing starts before first use.
 	h.plugins = pluginhost.New(cfg, pluginhost.Options{Logger: log, Events: bus, LookupEnv: opts.LookupEnv, Cwd: h.cwd})
 	h.envs = h.environments(cfg)
+	h.shadow = approval.NewShadowRunner()
 	h.approval = approval.New(h.approvalOptions(cfg))
 
 	mo := opts.Manager
@@ -168,14 +178,16 @@ func (h *Host) approvalOptions(cfg *config.Config) approval.Options {
 		pre, post = append(pre, a), append(post, a)
 	}
 	return approval.Options{
-		Approval:    cfg.Approval,
-		Server:      cfg.Server,
-		Hooks:       append(h.plugins.Hooks(), h.opts.Hooks...),
-		PreToolUse:  append(pre, h.opts.PreToolUse...),
-		PostToolUse: append(post, h.opts.PostToolUse...),
-		Reviewer:    reviewer,
-		Asker:       h.opts.Asker,
-		Persist:     h.rememberApproval,
+		Approval:     cfg.Approval,
+		Server:       cfg.Server,
+		Hooks:        append(h.plugins.Hooks(), h.opts.Hooks...),
+		ShadowHooks:  h.plugins.ShadowHooks(),
+		ShadowRunner: h.shadow,
+		PreToolUse:   append(pre, h.opts.PreToolUse...),
+		PostToolUse:  append(post, h.opts.PostToolUse...),
+		Reviewer:     reviewer,
+		Asker:        h.opts.Asker,
+		Persist:      h.rememberApproval,
 		// The operator decides whether an upstream client may write
 		// persistent approvals into their config; a read-only config
 		// (a ConfigMap) cannot take them at all.
@@ -355,6 +367,8 @@ func (h *Host) rememberApproval(server, tool, definition string) error {
 // audit log. Idempotent.
 func (h *Host) Close() error {
 	err := h.Manager.Close()
+	// Shadow hooks still running are cancelled before their plugins stop.
+	h.shadow.Close()
 	// --- plugins: after the servers, whose processes a launcher plugin may run.
 	err = errors.Join(err, h.plugins.Close())
 	h.Bus.Close()

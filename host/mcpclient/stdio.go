@@ -210,6 +210,7 @@ func (c *stdioConn) deepMessage(ctx context.Context, line []byte) jsonrpc.Messag
 		}
 	}
 	c.listing.Delete(m.id)
+	c.calling.Delete(m.id)
 	c.warn("failing a call whose answer nests too deep", "depth", depth, "max_depth", maxMessageDepth)
 	resp = &jsonrpc.Response{ID: m.id, Error: errTooDeep("answer", depth)}
 	c.router.route(resp)

@@ -116,6 +116,9 @@ then the user config directory (toolgate/config.hcl).
 		newLoginCmd(g),
 		newLogoutCmd(g),
 		newVersionCmd(g),
+		newImportCmd(g),
+		newMCPCmd(g),
+		newConnectCmd(g),
 	)
 
 	err := root.ExecuteContext(ctx)

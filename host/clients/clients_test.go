@@ -20,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // fixtures are the client files written from each client's documentation.
 var fixtures = []struct {
 	client, file string
-	env    Env
+	env          Env
 }{
 	{"claude-desktop", "claude_desktop_config.json", Env{GOOS: "windows"}},
 	{"claude-code", "claude.json", Env{Cwd: "/home/ada/work/shop"}},
@@ -138,7 +138,6 @@ func TestJSONCStringsAndComments(t *testing.T) {
 		}
 	}
 }
-
 
 func TestDefaultPaths(t *testing.T) {
 	linux := Env{GOOS: "linux", Home: "/home/ada", Cwd: "/home/ada/p"}

@@ -55,12 +55,28 @@ type ImportOptions struct {
 	Only []string
 	// Env resolves ${workspaceFolder} and ${userHome}.
 	Env Env
+	// LookupEnv, when set, reports the variables set where toolgate will
+	// run: an HTTP server whose bearer token variable is not set is
+	// written with enabled = false, since toolgate refuses to load an
+	// enabled one (the token is checked at load).
+	LookupEnv func(string) (string, bool)
 }
 
 var validName = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
 // Import turns the servers of f into toolgate server blocks.
 func Import(f *File, opts ImportOptions) (*Result, error) {
+	return importServers(f.Servers, f.flavorFor(), opts)
+}
+
+// ImportServers turns servers given on a command line (values taken
+// literally, no variable syntax) into toolgate server blocks, with the
+// same secret handling as Import.
+func ImportServers(servers []Server, opts ImportOptions) (*Result, error) {
+	return importServers(servers, "codex", opts)
+}
+
+func importServers(servers []Server, flavor string, opts ImportOptions) (*Result, error) {
 	res := &Result{}
 	existing := map[string]bool{}
 	for _, n := range opts.Existing {
@@ -68,7 +84,7 @@ func Import(f *File, opts ImportOptions) (*Result, error) {
 	}
 	setEnv := map[string]bool{}
 	var out strings.Builder
-	for _, s := range f.Servers {
+	for _, s := range servers {
 		if len(opts.Only) > 0 && !contains(opts.Only, s.Name) {
 			continue
 		}
@@ -86,7 +102,7 @@ func Import(f *File, opts ImportOptions) (*Result, error) {
 			continue
 		}
 		existing[name] = true
-		b := &blockWriter{server: name, flavor: f.flavorFor(), env: opts.Env, inputs: f.Inputs}
+		b := &blockWriter{server: name, flavor: flavor, env: opts.Env, lookupEnv: opts.LookupEnv}
 		b.write(s)
 		if out.Len() > 0 {
 			out.WriteString("\n")
@@ -106,6 +122,9 @@ func Import(f *File, opts ImportOptions) (*Result, error) {
 	}
 	sort.Strings(res.SetEnv)
 	src := hclwrite.Format([]byte(out.String()))
+	if len(src) > 0 && src[len(src)-1] != '\n' {
+		src = append(src, '\n')
+	}
 	// The text is generated, so a parse failure is a bug here; refuse it
 	// rather than hand the user a broken file.
 	if _, diags := hclsyntax.ParseConfig(src, "import.hcl", hcl.InitialPos); diags.HasErrors() {
@@ -140,10 +159,12 @@ type blockWriter struct {
 	server string
 	flavor string
 	env    Env
-	inputs []string
-	text   strings.Builder
-	notes  []Note
-	setEnv []string
+	// lookupEnv: see ImportOptions.LookupEnv.
+	lookupEnv func(string) (string, bool)
+	text      strings.Builder
+	notes     []Note
+	setEnv    []string
+	bearer    string // bearer_token_env_var as written
 }
 
 // note records one line of the summary, once: a value is looked at more
@@ -171,6 +192,11 @@ func (b *blockWriter) write(s Server) {
 	}
 	if s.Disabled {
 		b.attr("enabled", "false")
+	} else if b.bearer != "" && b.lookupEnv != nil {
+		if v, ok := b.lookupEnv(b.bearer); !ok || strings.TrimSpace(v) == "" {
+			b.attr("enabled", "false")
+			b.note(NoteChanged, "written with enabled = false: %s is not set here, and toolgate checks the token when it loads; set it, then remove enabled = false", b.bearer)
+		}
 	}
 	if s.StartupTimeoutSec > 0 {
 		b.attr("startup_timeout_sec", seconds(s.StartupTimeoutSec))
@@ -302,6 +328,7 @@ func (b *blockWriter) http(s Server) {
 			headers = append(headers, fmt.Sprintf("%s = %s", hclKey(kv.K), b.expr(segs)))
 		}
 	}
+	b.bearer = bearer
 	if bearer != "" {
 		b.attr("bearer_token_env_var", hclString(bearer))
 		b.setEnv = append(b.setEnv, bearer)

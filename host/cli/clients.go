@@ -284,13 +284,13 @@ toolgate's first tools/list may wait for slow servers.`,
 			}
 			if dryRun {
 				fmt.Fprint(g.io.Out, unifiedDiff(f.Path, src, res.Out))
-				printConnectSummary(g, f, res, true)
+				printConnectSummary(g, f, res, t, from, true)
 				return nil
 			}
 			if err := writeClientFile(f.Path, src, exists, res.Out); err != nil {
 				return exit(ExitFailure, err)
 			}
-			printConnectSummary(g, f, res, false)
+			printConnectSummary(g, f, res, t, from, false)
 			return nil
 		},
 	}
@@ -374,7 +374,7 @@ func (g *globals) undoConnect(id, from, scope string) error {
 	return exit(ExitFailure, fmt.Errorf("nothing to undo: %s has no %s (toolgate connect %s was not run on it, or was undone)", path, filepath.Base(backup), id))
 }
 
-func printConnectSummary(g *globals, f *clients.File, res *clients.ConnectResult, dry bool) {
+func printConnectSummary(g *globals, f *clients.File, res *clients.ConnectResult, t clients.Target, from string, dry bool) {
 	w := g.io.Err
 	verb := "connected"
 	if dry {
@@ -390,12 +390,14 @@ func printConnectSummary(g *globals, f *clients.File, res *clients.ConnectResult
 		fmt.Fprintf(w, "still reached directly, around the approval chain: %s (toolgate import %s --write, then connect --move)\n",
 			strings.Join(direct, ", "), f.Client.ID)
 	}
-	if f.Client.StartupTimeout != "" {
-		fmt.Fprintf(w, "startup: %s\n", f.Client.StartupTimeout)
+	if t.StartupTimeoutSec > 0 {
+		fmt.Fprintf(w, "startup: the toolgate entry has startup_timeout_sec = %d, above the time toolgate's first list may wait for slow servers\n", t.StartupTimeoutSec)
+	} else if f.Client.StartupTimeout != "" {
+		fmt.Fprintf(w, "startup: %s; toolgate's first list waits at most serve { initial_list_wait } (default 8s) for slow servers\n", f.Client.StartupTimeout)
 	}
 	if !dry {
 		fmt.Fprintf(w, "undo: toolgate connect %s --undo", f.Client.ID)
-		if f.Path != "" {
+		if from != "" {
 			fmt.Fprintf(w, " --from %s", f.Path)
 		}
 		fmt.Fprintln(w)

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"text/tabwriter"
 
@@ -43,6 +44,9 @@ func newMCPAddCmd(g *globals) *cobra.Command {
 			name, command := args[0], args[1:]
 			if dash := cmd.ArgsLenAtDash(); dash >= 0 && dash != 1 {
 				return exit(ExitUsage, fmt.Errorf("write the server's name before --: toolgate mcp add NAME -- COMMAND ARGS"))
+			}
+			if !serverNamePattern.MatchString(name) {
+				return exit(ExitUsage, fmt.Errorf("invalid server name %q: use only letters, digits, _ and -", name))
 			}
 			s := clients.Server{Name: name, URL: url, BearerTokenEnvVar: bearer, Cwd: cwd, EnvVars: envVars,
 				Disabled: disabled, StartupTimeoutSec: startupTimeout, ToolTimeoutSec: toolTimeout}
@@ -131,6 +135,8 @@ func newMCPAddCmd(g *globals) *cobra.Command {
 	f.BoolVar(&disabled, "disabled", false, "add the server with enabled = false")
 	return cmd
 }
+
+var serverNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
 func cfgServer(cfg *config.Config, name string) (config.Server, bool) {
 	if cfg == nil {

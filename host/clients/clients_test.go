@@ -245,6 +245,9 @@ func TestConnectRoundTrip(t *testing.T) {
 			if fx.client == "codex" && got.StartupTimeoutSec != 40 {
 				t.Errorf("codex startup_timeout_sec = %v, want 40", got.StartupTimeoutSec)
 			}
+			if imp, err := Import(again, ImportOptions{}); err != nil || len(imp.Imported) != 0 || len(imp.Notes) != 1 || imp.Notes[0].Kind != NoteSkipped {
+				t.Errorf("importing the connected file = %+v, %v; want only the toolgate entry, skipped", imp, err)
+			}
 			twice, err := Connect(again, target, nil)
 			if err != nil {
 				t.Fatal(err)

@@ -3,6 +3,7 @@ package clients
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -89,6 +90,12 @@ func importServers(servers []Server, flavor string, opts ImportOptions) (*Result
 			continue
 		}
 		name := s.Name
+		if name == EntryName && (s.URL != "" || slices.Contains(s.Args, "serve")) {
+			// What connect wrote: importing it would make toolgate serve
+			// itself.
+			res.Notes = append(res.Notes, Note{s.Name, NoteSkipped, "the entry toolgate connect wrote, which points at toolgate itself"})
+			continue
+		}
 		if !validName.MatchString(name) {
 			name = strings.Trim(regexp.MustCompile(`[^a-zA-Z0-9_-]+`).ReplaceAllString(name, "-"), "-")
 			if name == "" {

@@ -229,3 +229,20 @@ func TestConnectUndo(t *testing.T) {
 }
 
 func regexpMatch(pattern, s string) bool { return regexp.MustCompile(pattern).MatchString(s) }
+
+// TestConnectDryRunRedacts: the diff of connect --dry-run shows the
+// lines it removes, but not the credentials in them.
+func TestConnectDryRunRedacts(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "toolgate.hcl")
+	writeFile(t, cfg, []byte("server \"postgres\" {\n  command = \""+testbin.Path(t, "mcp-demo")+"\"\n}\n"))
+	from := filepath.Join(dir, "claude.json")
+	writeFile(t, from, fixture(t, "claude.json"))
+	r := run(t, map[string]string{"HOME": dir}, "--config", cfg, "connect", "claude-code", "--from", from, "--move", "--dry-run")
+	if r.code != cli.ExitOK || !strings.Contains(r.stdout, `-    "postgres": {`) || !strings.Contains(r.stdout, `"PGPASSWORD": "<redacted>"`) {
+		t.Fatalf("dry run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout+r.stderr, "hunter2secret") {
+		t.Fatalf("the dry run printed a secret:\n%s", r.stdout)
+	}
+}

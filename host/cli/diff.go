@@ -3,10 +3,13 @@ package cli
 import (
 	"fmt"
 	"strings"
+
+	"github.com/toolgate/toolgate/host/clients"
 )
 
 // unifiedDiff renders the change from old to new as a unified diff with
-// three lines of context, for connect --dry-run. The common head and
+// three lines of context, for connect --dry-run; values that look like
+// credentials are shown as "<redacted>". The common head and
 // tail are cut first, so the quadratic part only sees the changed middle
 // (a few lines for connect's edits, even in a large ~/.claude.json).
 func unifiedDiff(name string, old, new []byte) string {
@@ -112,7 +115,7 @@ func unifiedDiff(name string, old, new []byte) string {
 		fmt.Fprintf(&out, "@@ -%d,%d +%d,%d @@\n", oldStart, oldN, newStart, newN)
 		for _, o := range ops[start:end] {
 			out.WriteByte(o.kind)
-			out.WriteString(o.text)
+			out.WriteString(clients.RedactLine(o.text))
 			out.WriteByte('\n')
 		}
 		k = end

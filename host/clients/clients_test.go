@@ -313,3 +313,19 @@ func TestConnectTOMLInline(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", res.Out, want)
 	}
 }
+
+func TestRedactLine(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`      "GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_16C7e42F292c6912E7710c838347Ae178B4a"`, `      "GITHUB_PERSONAL_ACCESS_TOKEN": "<redacted>"`},
+		{`DOCS_API_TOKEN = "sk-live-4f9a8b7c6d5e4f3a2b1c"`, `DOCS_API_TOKEN = "<redacted>"`},
+		{`      "args": ["--dsn", "postgres://app:hunter2secret@db.internal/app"],`, `      "args": ["--dsn", "<redacted>"],`},
+		{`        "Authorization": "Bearer abc123"`, `        "Authorization": "<redacted>"`},
+		{`        "Authorization": "Bearer ${SENTRY_TOKEN}"`, `        "Authorization": "Bearer ${SENTRY_TOKEN}"`},
+		{`      "command": "npx", "args": ["-y", "server"]`, `      "command": "npx", "args": ["-y", "server"]`},
+		{`        "LOG_LEVEL": "info"`, `        "LOG_LEVEL": "info"`},
+	} {
+		if got := RedactLine(tt.in); got != tt.want {
+			t.Errorf("RedactLine(%s)\n = %s\nwant %s", tt.in, got, tt.want)
+		}
+	}
+}

@@ -670,3 +670,31 @@ func looksSecret(name, value string) bool {
 	}
 	return false
 }
+
+// quotedValue finds `"key": "value"` (JSON) and `key = "value"` (TOML)
+// on one line, and bare quoted strings (list items).
+var quotedValue = regexp.MustCompile(`(?:"([^"\\]*)"\s*:\s*|([A-Za-z0-9_.-]+)\s*=\s*)?"((?:[^"\\]|\\.)*)"`)
+
+// RedactLine replaces the string values on a line of a client's file
+// that look like credentials with "<redacted>", for showing the file
+// (connect --dry-run) without putting its secrets on the screen.
+func RedactLine(line string) string {
+	return quotedValue.ReplaceAllStringFunc(line, func(m string) string {
+		p := quotedValue.FindStringSubmatch(m)
+		key := p[1] + p[2]
+		val := p[3]
+		secret := looksSecret(key, val)
+		if !secret && userInfo.MatchString(val) {
+			secret = true
+		}
+		if !secret {
+			if tok, ok := strings.CutPrefix(val, "Bearer "); ok && !strings.Contains(tok, "${") {
+				secret = tok != ""
+			}
+		}
+		if !secret || strings.Contains(val, "${") || strings.HasPrefix(val, "$") {
+			return m
+		}
+		return strings.TrimSuffix(m, `"`+val+`"`) + `"<redacted>"`
+	})
+}

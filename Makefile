@@ -20,19 +20,9 @@ PLATFORMS   := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 w
 TEST_TIMEOUT ?= 20m
 TESTFLAGS   ?=
 
-# Plugins shipped with toolgate, built into bin/plugins/.
-PLUGINS := \
-	toolgate-hook-policy=./plugins/hooks/policy \
-	toolgate-hook-command=./plugins/hooks/command \
-	toolgate-guardian=./plugins/guardian \
-	toolgate-launcher-exec=./plugins/launcher-exec
-
-# Every main package and the binary it builds.
-CMDS := \
-	toolgate=./host/cmd/toolgate \
-	mcp-demo=./testplugins/mcp-demo \
-	conformance-client=./testplugins/conformance-client \
-	bare-gateway=./testplugins/bare-gateway
+# Every binary and the package it builds from, as name=package: the one
+# list, binaries.list, which internal/testbin and deploy/Dockerfile read too.
+BINARIES := $(shell awk '!/^\#/ && NF { print $$1 "=" $$2 }' binaries.list)
 
 .PHONY: help
 help: ## list targets
@@ -45,18 +35,11 @@ deps: ## download Go modules
 .PHONY: build
 build: deps ## build bin/toolgate, the plugins and the test servers
 	@mkdir -p $(BIN) $(BIN)/plugins $(BIN)/testplugins
-	@for pair in $(CMDS); do \
+	@for pair in $(BINARIES); do \
 		name=$${pair%%=*}; pkg=$${pair#*=}; \
 		echo "go build -o bin/$$name $$pkg"; \
 		$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/$$name $$pkg; \
 	done
-	@for pair in $(PLUGINS); do \
-		name=$${pair%%=*}; pkg=$${pair#*=}; \
-		echo "go build -o bin/plugins/$$name $$pkg"; \
-		$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/plugins/$$name $$pkg; \
-	done
-	$(GO) build -o $(BIN)/testplugins/ ./testplugins/plugins/...
-	$(GO) build -o $(BIN)/testplugins/everything-server github.com/modelcontextprotocol/go-sdk/conformance/everything-server
 
 .PHONY: proto
 proto: ## regenerate sdk/internal/pb from sdk/proto (pinned generators into bin/tools)

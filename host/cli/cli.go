@@ -120,6 +120,9 @@ then the user config directory (toolgate/config.hcl).
 		newAuditCmd(g),
 		newReplayCmd(g),
 		newVersionCmd(g),
+		newImportCmd(g),
+		newMCPCmd(g),
+		newConnectCmd(g),
 	)
 
 	err := root.ExecuteContext(ctx)

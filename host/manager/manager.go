@@ -138,7 +138,7 @@ type server struct {
 	// startupRetries counts attempts to start a server whose first start
 	// failed (see retryStartup).
 	startupRetries int
-	degraded       error         // why a ready server is not whole (too many tools); nil: whole
+	degraded       error         // why a ready server is not whole (a listing cut by a limit); nil: whole
 	readyAt        time.Time     // when the current client became ready
 	crashes        int           // crashes in a row, each within StableAfter of the last start
 	retired        bool          // removed or replaced by Apply: never act again

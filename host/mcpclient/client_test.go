@@ -347,11 +347,23 @@ func TestListingLimits(t *testing.T) {
 			t.Fatalf("kept %d tools, want the first 50", len(tools))
 		}
 	})
-	t.Run("too many pages", func(t *testing.T) {
+	t.Run("too many pages keeps what was listed", func(t *testing.T) {
 		c := demoClient(t, "--no-default-tools", "--tools", fmt.Sprint(MaxPages+1), "--page-size", "1")
-		_, err := c.ListTools(t.Context())
-		if !errors.Is(err, ErrCatalogLimit) || !strings.Contains(err.Error(), fmt.Sprintf("more than %d pages", MaxPages)) {
-			t.Fatalf("ListTools = %v", err)
+		tools, err := c.ListTools(t.Context())
+		var tooMany *TooManyPagesError
+		if !errors.As(err, &tooMany) || !errors.Is(err, ErrCatalogLimit) || !errors.Is(err, ErrListTruncated) ||
+			!strings.Contains(err.Error(), fmt.Sprintf("more than %d pages", MaxPages)) {
+			t.Fatalf("ListTools = %v, want a TooManyPagesError", err)
+		}
+		if len(tools) != MaxPages || tools[MaxPages-1].Name != fmt.Sprintf("gen_%05d", MaxPages) {
+			t.Fatalf("kept %d tools, want the %d of the first pages", len(tools), MaxPages)
+		}
+	})
+	t.Run("endless pages", func(t *testing.T) {
+		c := demoClient(t, "--endless-pages")
+		tools, err := c.ListTools(t.Context())
+		if !errors.Is(err, ErrListTruncated) || len(tools) == 0 || tools[len(tools)-1].Name != fmt.Sprintf("endless_%d", MaxPages-1) {
+			t.Fatalf("ListTools = %d tools, %v; want the tools up to endless_%d and a truncation", len(tools), err, MaxPages-1)
 		}
 	})
 	t.Run("exactly at the limits", func(t *testing.T) {

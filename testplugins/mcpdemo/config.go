@@ -44,6 +44,7 @@ type Config struct {
 	// Listing behaviour.
 	PageSize     int
 	RepeatCursor bool
+	EndlessPages bool
 
 	// Misbehaviour on purpose.
 	CrashAfter      int
@@ -137,6 +138,8 @@ func newFlagSet(cfg *Config, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&cfg.Resources, "resources", 0, "offer `N` text resources demo://doc/00001..N, the template demo://item/{id}, the prompt greet (completed), subscriptions, and the tools touch_resource and add_resource")
 	fs.IntVar(&cfg.PageSize, "page-size", 0, "paginate list results `N` at a time (0 = go-sdk default)")
 	fs.BoolVar(&cfg.RepeatCursor, "repeat-cursor", false, "broken pagination: every tools/list page is the first page and carries the same nextCursor")
+
+	fs.BoolVar(&cfg.EndlessPages, "endless-pages", false, "broken pagination: tools/list never ends; after the first page, page N lists one tool endless_N (listed only, not callable) and a fresh nextCursor for page N+1")
 
 	fs.IntVar(&cfg.CrashAfter, "crash-after", 0, "exit with status 3 right after the response to the `N`th tools/call has been written")
 	fs.IntVar(&cfg.StderrFlood, "stderr-flood", 0, "at start, write `N` lines \"mcp-demo: flood line I\" to stderr as fast as possible")

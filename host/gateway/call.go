@@ -215,7 +215,7 @@ func (s *session) limitResult(tool string, res *mcp.CallToolResult) *mcp.CallToo
 	if size <= limit {
 		return res
 	}
-	s.log.Warn("a tool result is larger than serve's max_result_bytes; the client gets a tool error instead",
+	s.g.warns.Warn(s.log, "a tool result is larger than serve's max_result_bytes; the client gets a tool error instead",
 		"tool", tool, "result_bytes", size, "max_result_bytes", limit)
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(
 		"toolgate: the result of %s is %d bytes of JSON, more than the gateway passes on (max_result_bytes = %d). "+
@@ -400,7 +400,7 @@ func (c *call) flush(ctx context.Context, asking *sync.WaitGroup) *mcp.CallToolR
 	c.mu.Unlock()
 
 	if droppedProgress+droppedLogs > 0 {
-		c.s.log.Warn("dropped the oldest queued notifications of a call: the upstream client is not reading fast enough",
+		c.s.g.warns.Warn(c.s.log, "dropped the oldest queued notifications of a call: the upstream client is not reading fast enough",
 			"tool", c.tool.name, "progress_dropped", droppedProgress, "log_messages_dropped", droppedLogs)
 	}
 
@@ -451,7 +451,7 @@ func (c *call) flush(ctx context.Context, asking *sync.WaitGroup) *mcp.CallToolR
 		requests[key] = in.params
 	}
 	c.abandon = time.AfterFunc(c.s.g.opts.InputTimeout, func() {
-		c.s.log.Warn("the upstream client did not come back with the input it was asked for; cancelling the call",
+		c.s.g.warns.Warn(c.s.log, "the upstream client did not come back with the input it was asked for; cancelling the call",
 			"tool", c.tool.name, "after", c.s.g.opts.InputTimeout)
 		c.s.forgetWaiting(c)
 		c.cancel()

@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/environment"
 	"github.com/toolgate/toolgate/host/events"
+	"github.com/toolgate/toolgate/host/internal/warnlimit"
 	"github.com/toolgate/toolgate/host/mcpclient"
 )
 
@@ -98,6 +99,7 @@ type Manager struct {
 	opts   Options
 	log    hclog.Logger
 	sink   events.Sink
+	warns  *warnlimit.Limiter // per-message warnings (relists), rate-limited
 	limit  int
 	order  []string           // server names in config order
 	ctx    context.Context    // lifetime of every client; cancelled by Close
@@ -184,6 +186,7 @@ func New(cfg *config.Config, opts Options) *Manager {
 	m := &Manager{
 		opts:     opts,
 		log:      opts.Logger.Named("manager"),
+		warns:    warnlimit.New(warnlimit.Options{}),
 		sink:     opts.Events,
 		limit:    limit,
 		ctx:      ctx,
@@ -307,7 +310,7 @@ func (m *Manager) becomeReady(s *server, c *connected) {
 	s.offers = c.offers
 	s.degraded = c.degraded
 	if c.degraded != nil {
-		m.log.Warn("server degraded", "server", s.name, "reason", c.degraded)
+		m.warns.Warn(m.log, "server degraded", "server", s.name, "reason", c.degraded)
 	}
 	s.status, s.err = events.StatusReady, nil
 	s.readyAt = time.Now()
@@ -469,6 +472,7 @@ func (m *Manager) Close() error {
 	}
 	wg.Wait()
 	m.wg.Wait()
+	m.warns.Close()
 	if !started {
 		// Nobody will close complete: WaitStartup callers must not hang.
 		m.mu.Lock()

@@ -80,7 +80,7 @@ func (m *Manager) listOffers(ctx context.Context, s *server, c *mcpclient.Client
 			degraded = errors.Join(degraded, err)
 			return
 		}
-		m.log.Warn("listing failed; the server is served without them", "server", s.name, "what", what, "error", err)
+		m.warns.Warn(m.log, "listing failed; the server is served without them", "server", s.name, "what", what, "error", err)
 	}
 	if caps.Resources != nil {
 		rs, err := c.ListResources(ctx)

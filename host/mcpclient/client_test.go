@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/host/internal/warnlimit"
 	"github.com/toolgate/toolgate/host/launch"
 	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testbin"
@@ -593,5 +595,54 @@ func TestStderrFloodKeepsTheLogSmallAndTheTailWhole(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "suppressed") {
 		t.Errorf("the log does not say lines were suppressed:\n%.2000s", logs.String())
+	}
+}
+
+// signalWriter collects output and closes seen once it contains marker.
+type signalWriter struct {
+	testbin.Buffer
+	marker string
+	seen   chan struct{}
+	once   sync.Once
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	n, err := w.Buffer.Write(p)
+	if strings.Contains(w.String(), w.marker) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return n, err
+}
+
+// TestRequestFloodKeepsTheLogSmall: a server that sends a thousand
+// sampling requests the client refuses gets a few warnings logged one by
+// one and the rest counted in a summary, not a line each.
+func TestRequestFloodKeepsTheLogSmall(t *testing.T) {
+	const flood = 1000
+	logs := &signalWriter{marker: fmt.Sprintf("all %d flood requests answered", flood), seen: make(chan struct{})}
+	c := demoClientWith(t, Options{Logger: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info})},
+		"--request-flood", fmt.Sprint(flood))
+	select {
+	case <-logs.seen:
+	case <-t.Context().Done():
+		t.Fatal("the flood was never answered")
+	}
+	// Close logs the summary of the window still open.
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	const msg = "refused the server's sampling/createMessage"
+	lines := strings.Count(logs.String(), msg)
+	if lines > 2*warnlimit.DefaultBurst {
+		t.Errorf("%d log lines for %d refused requests, want at most %d", lines, flood, 2*warnlimit.DefaultBurst)
+	}
+	m := regexp.MustCompile(`suppressed=(\d+)`).FindAllStringSubmatch(logs.String(), -1)
+	suppressed := 0
+	for _, s := range m {
+		n, _ := strconv.Atoi(s[1])
+		suppressed += n
+	}
+	if logged := lines - len(m); logged+suppressed != flood {
+		t.Errorf("%d warnings logged and %d counted as suppressed, want %d in all:\n%.3000s", logged, suppressed, flood, logs.String())
 	}
 }

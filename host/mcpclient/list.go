@@ -150,7 +150,7 @@ func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 			if named[t.Name] {
 				// Both are kept, as before; the model sees them under
 				// distinct names, but the server cannot tell them apart.
-				c.log.Warn("the server lists two tools with the same name; calls to either reach whichever the server picks",
+				c.warns.Warn(c.log, "the server lists two tools with the same name; calls to either reach whichever the server picks",
 					"tool", fmt.Sprintf("%q", t.Name))
 			}
 			named[t.Name] = true

@@ -67,6 +67,7 @@ type Config struct {
 	StrayResponses   bool
 	BadTools         bool
 	ListChangedStorm time.Duration // 0: off
+	RequestFlood     int           // 0: off
 
 	// Observability and capabilities.
 	CallLog                 string
@@ -155,6 +156,7 @@ func newFlagSet(cfg *Config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.StrayResponses, "stray-responses", false, "stdio: after every response, also write a response with \"id\": null and a response-shaped message without an id (both answer nothing)")
 	fs.BoolVar(&cfg.BadTools, "bad-tools", false, "stdio: every tools/list answer also lists a tool named 5 (a number), one whose name holds a lone UTF-16 surrogate, and a second tool named echo")
 	fs.DurationVar(&cfg.ListChangedStorm, "list-changed-storm", 0, "stdio: once notifications/initialized arrives, send notifications/tools/list_changed every `INTERVAL` (e.g. 5ms) until the session ends")
+	fs.IntVar(&cfg.RequestFlood, "request-flood", 0, "stdio: once notifications/initialized arrives, send `N` sampling/createMessage requests to the client as fast as it reads them; their answers are dropped, and once all came back it prints \"mcp-demo: all N flood requests answered\" to stderr")
 	fs.BoolVar(&cfg.SleepForever, sleepForeverFlag, false, "internal: sleep until killed (the --spawn-child child)")
 	fs.StringVar(&cfg.FamilyPidFile, "spawn-family", "", "start three long-sleeping children in the server's process group, the first of which starts a grandchild in a session of its own (setsid), and append the line \"SERVER CHILD CHILD CHILD GRANDCHILD\" (pids) to `FILE` (Unix)")
 	fs.BoolVar(&cfg.FamilyParent, familyParentFlag, false, "internal: the --spawn-family child that starts the setsid grandchild")
@@ -193,6 +195,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("validate flags: --crash-after %d is negative; pass 1 or more", c.CrashAfter)
 	case c.ExitImmediately > 255:
 		return fmt.Errorf("validate flags: --exit-immediately %d is not an exit status; pass 0..255", c.ExitImmediately)
+	case c.RequestFlood < 0:
+		return fmt.Errorf("validate flags: --request-flood %d is negative; pass 0 or more", c.RequestFlood)
 	case c.ListChangedStorm < 0:
 		return fmt.Errorf("validate flags: --list-changed-storm %s is negative; pass an interval such as 5ms", c.ListChangedStorm)
 	case c.Name == "":

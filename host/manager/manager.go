@@ -114,6 +114,9 @@ type Manager struct {
 	started    bool
 	closed     bool
 	complete   chan struct{} // closed after startup_complete
+	// settledOne is closed, and replaced, each time a server's first
+	// start attempt ends (see Unsettled).
+	settledOne chan struct{}
 	summary    events.StartupComplete
 }
 
@@ -184,15 +187,16 @@ func New(cfg *config.Config, opts Options) *Manager {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{
-		opts:     opts,
-		log:      opts.Logger.Named("manager"),
-		warns:    warnlimit.New(warnlimit.Options{}),
-		sink:     opts.Events,
-		limit:    limit,
-		ctx:      ctx,
-		cancel:   cancel,
-		servers:  map[string]*server{},
-		complete: make(chan struct{}),
+		opts:       opts,
+		log:        opts.Logger.Named("manager"),
+		warns:      warnlimit.New(warnlimit.Options{}),
+		sink:       opts.Events,
+		limit:      limit,
+		ctx:        ctx,
+		cancel:     cancel,
+		servers:    map[string]*server{},
+		complete:   make(chan struct{}),
+		settledOne: make(chan struct{}),
 	}
 	m.envConfigs = envConfigs(cfg)
 	for _, sc := range cfg.Servers {
@@ -275,7 +279,11 @@ func (m *Manager) startServer(ctx context.Context, s *server) {
 	c, err := m.connect(ctx, s)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	defer close(s.settled)
+	defer func() {
+		close(s.settled)
+		close(m.settledOne)
+		m.settledOne = make(chan struct{})
+	}()
 	if err == nil && (m.closed || s.retired) {
 		// Close or Apply ran while we connected and did not see this client.
 		m.wg.Add(1)
@@ -384,6 +392,31 @@ func (m *Manager) WaitSettled(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// Unsettled returns the enabled servers, in config order, whose first
+// start attempt has not ended, and a channel closed as soon as one more
+// server's has. A caller that needs only some servers (a CLI call of one
+// tool) waits on it instead of on every server.
+func (m *Manager) Unsettled() (names []string, next <-chan struct{}) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, name := range m.order {
+		if s := m.servers[name]; s.cfg.Enabled && !isClosed(s.settled) {
+			names = append(names, name)
+		}
+	}
+	return names, m.settledOne
+}
+
+// MayClaim reports whether server, once ready, could take modelName or
+// change which tool has it (see catalog.MayClaim). An unknown server
+// claims nothing.
+func (m *Manager) MayClaim(server, modelName string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.servers[server]
+	return s != nil && catalog.MayClaim(server, !s.cfg.Prefix, modelName)
 }
 
 func isClosed(c chan struct{}) bool {

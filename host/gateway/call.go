@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -57,6 +58,9 @@ type call struct {
 	inFlight func()
 	wake     chan struct{} // capacity 1: something was queued for the client
 	done     chan struct{} // closed once result is set
+
+	// cut is set when shutdown cut the call off (see Gateway.cutCalls).
+	cut atomic.Bool
 
 	mu sync.Mutex
 	// token is the progress token of the request serving the call now;
@@ -171,6 +175,9 @@ func (c *call) run(ctx context.Context, step *exposure.Step, req exposure.CallRe
 		out := step.Call(ctx, req)
 		res = c.s.limitResult(c.tool.name, c.s.upstreamResult(out))
 	}()
+	if c.cut.Load() {
+		res, err = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: ShutdownCutText}}}, nil
+	}
 	c.s.mu.Lock()
 	delete(c.s.calls, c)
 	c.s.mu.Unlock()
@@ -304,6 +311,12 @@ func (c *call) elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.Elici
 		r = &mcp.ElicitResult{Action: "cancel"}
 	}
 	return r, nil
+}
+
+// cutForShutdown cancels the call and makes its answer ShutdownCutText.
+func (c *call) cutForShutdown() {
+	c.cut.Store(true)
+	c.abort()
 }
 
 // abort cancels the call and forgets any wait for its client.

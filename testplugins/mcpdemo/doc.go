@@ -196,7 +196,9 @@
 //
 //	--call-log FILE       append one JSON line per received tools/call:
 //	                      {"event":"call","tool":…,"arguments":…,"meta":…,"pid":…}
-//	                      and per cancelled call {"event":"cancelled","tool":…,"pid":…}.
+//	                      and per cancelled call {"event":"cancelled","tool":…,"pid":…};
+//	                      each notifications/cancelled received is logged as
+//	                      it arrives: {"event":"cancel_notification","request_id":…}.
 //	                      meta is the request's _meta as received; under
 //	                      2026-07-28 it includes the protocol's own
 //	                      io.modelcontextprotocol/* keys.

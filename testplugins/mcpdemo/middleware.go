@@ -49,6 +49,14 @@ func (d *Demo) receivingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		case methodCallTool:
 			return d.callTool(ctx, method, req, next)
+		case "notifications/cancelled":
+			// Logged as it arrives, before any later message (stdin's EOF)
+			// is read, so the log has it even when the process ends next.
+			entry := callLogEntry{Event: "cancel_notification"}
+			if p, ok := req.GetParams().(*mcp.CancelledParams); ok && p != nil {
+				entry.RequestID = p.RequestID
+			}
+			d.logCall(entry)
 		}
 		return next(ctx, method, req)
 	}
@@ -128,6 +136,7 @@ type callLogEntry struct {
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Meta      map[string]any  `json:"meta,omitempty"`
+	RequestID any             `json:"request_id,omitempty"`
 	PID       int             `json:"pid"`
 }
 

@@ -87,12 +87,27 @@ ssh-client: ## make sure the OpenSSH client the ssh executor test drives is inst
 	fi
 
 .PHONY: test
-test: build interop ssh-client ## run every test with the race detector (builds binaries and referees first)
-	TOOLGATE_BIN=$(BIN) TOOLGATE_TESTPLUGINS_DIR=$(BIN)/testplugins TOOLGATE_INTEROP=$(CURDIR)/$(INTEROP) \
-		$(GO) test -race -timeout $(TEST_TIMEOUT) $(TESTFLAGS) ./...
+test: build interop ssh-client ## run every test with the race detector (builds binaries and referees first); lists skipped tests at the end
 	@# deploy/validate is a module of its own (k8s.io/api stays out of
 	@# toolgate's graph): decode and cross-check the Kubernetes manifests.
 	cd deploy/validate && $(GO) test -race -timeout $(TEST_TIMEOUT) $(TESTFLAGS) ./...
+	@# -json through internal/testsummary: the output of a plain go test
+	@# (ok/FAIL lines, failures, races), then every skipped test and why.
+	@# The exit status stays go test's (pipefail).
+	TOOLGATE_BIN=$(BIN) TOOLGATE_TESTPLUGINS_DIR=$(BIN)/testplugins TOOLGATE_INTEROP=$(CURDIR)/$(INTEROP) \
+		$(GO) test -race -json -timeout $(TEST_TIMEOUT) $(TESTFLAGS) ./... | $(GO) run ./internal/testsummary
+
+# The tests that need containment by cgroup v2 (they skip elsewhere, and
+# make test lists them at the end). test-cgroup runs them with
+# TOOLGATE_REQUIRE_CGROUP=1, which turns that skip into a failure: run it
+# as root or inside a delegated cgroup (systemd-run --user --scope -p
+# Delegate=yes make test-cgroup); CI's cgroup job does.
+CGROUP_TESTS := ^(TestCloseEndsEverythingTheChildStarted|TestKilledSupervisorIsReplaced|TestKillWithoutCgroupKill|TestPluginRunsInACgroupOfItsOwn|TestNoProcessOutlivesToolgate)$$
+
+.PHONY: test-cgroup
+test-cgroup: build ## run the cgroup containment tests, failing (not skipping) without a delegated cgroup v2
+	TOOLGATE_REQUIRE_CGROUP=1 TOOLGATE_BIN=$(BIN) TOOLGATE_TESTPLUGINS_DIR=$(BIN)/testplugins \
+		$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -run '$(CGROUP_TESTS)' ./internal/contain/ ./host/pluginhost/ ./host/gateway/
 
 .PHONY: bench
 bench: build ## run the benchmarks (ratios against baselines measured in the same run)

@@ -31,6 +31,10 @@ typed by the tool's input schema. The call goes through the whole approval
 chain; when it needs a human, you are asked on this terminal (with no terminal,
 the call is denied and the text says how to configure an approver).
 
+It waits only for the servers that could own NAME (usually one), not for
+every configured server: a server that hangs while starting delays only
+calls of its own tools. Other servers, required or not, do not affect it.
+
 By default the result is printed as the model receives it; --json prints the
 raw CallToolResult instead.
 
@@ -50,19 +54,13 @@ unknown; 2 bad usage or an invalid configuration.`,
 				defer tty.Close()
 				asker = tty
 			}
-			h, _, err := g.startHost(cmd.Context(), cfg, false, host.Options{Asker: asker})
+			name := args[0]
+			h, step, t, err := g.startForTool(cmd.Context(), cfg, host.Options{Asker: asker}, name)
+			if h != nil {
+				defer h.Close()
+			}
 			if err != nil {
 				return err
-			}
-			defer h.Close()
-			if err := h.Manager.RequiredError(); err != nil {
-				return exit(ExitFailure, err)
-			}
-			step := h.NewStep("")
-			name := args[0]
-			t, ok := step.Lookup(name)
-			if !ok {
-				return exit(ExitFailure, fmt.Errorf("unsupported call: %s%s", name, suggest(step, name)))
 			}
 			var raw []byte
 			if len(args) == 2 {

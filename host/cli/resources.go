@@ -3,12 +3,14 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/host"
+	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/host/manager"
@@ -16,12 +18,29 @@ import (
 )
 
 // catalogOf starts a host for the config, takes its catalog and closes it.
-func (g *globals) catalogOf(cmd *cobra.Command, progress bool) (*manager.Catalog, error) {
+// With server, it waits for that server only, and fails when it is not
+// ready; without, for every server, and fails when a required one failed.
+func (g *globals) catalogOf(cmd *cobra.Command, progress bool, server string) (*manager.Catalog, error) {
 	cfg, err := g.loadConfig()
 	if err != nil {
 		return nil, err
 	}
-	h, _, err := g.startHost(cmd.Context(), cfg, progress && g.isTerminal(g.io.Err), host.Options{})
+	progress = progress && g.isTerminal(g.io.Err)
+	if server != "" {
+		if !slices.ContainsFunc(cfg.Servers, func(s config.Server) bool { return s.Name == server }) {
+			return nil, exit(ExitUsage, fmt.Errorf("--server %q: no server block has that name (see toolgate servers)", server))
+		}
+		h, err := g.startForServer(cmd.Context(), cfg, false, host.Options{}, server)
+		if err != nil {
+			return nil, err
+		}
+		defer h.Close()
+		if err := h.Manager.NotReady(server); err != nil {
+			return nil, exit(ExitFailure, err)
+		}
+		return h.Manager.Catalog(), nil
+	}
+	h, _, err := g.startHost(cmd.Context(), cfg, progress, host.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -35,13 +54,16 @@ func (g *globals) catalogOf(cmd *cobra.Command, progress bool) (*manager.Catalog
 }
 
 func newResourcesCmd(g *globals) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON bool
+		server string
+	)
 	cmd := &cobra.Command{
 		Use:   "resources",
 		Short: "List every server's resources and resource templates (after enabled_resources / disabled_resources)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cat, err := g.catalogOf(cmd, !asJSON)
+			cat, err := g.catalogOf(cmd, !asJSON, server)
 			if err != nil {
 				return err
 			}
@@ -54,9 +76,15 @@ func newResourcesCmd(g *globals) *cobra.Command {
 			}
 			rows := []row{}
 			for _, r := range cat.Resources {
+				if server != "" && r.Server != server {
+					continue
+				}
 				rows = append(rows, row{Server: r.Server, URI: r.Resource.URI, Name: r.Resource.Name, MIMEType: r.Resource.MIMEType})
 			}
 			for _, t := range cat.Templates {
+				if server != "" && t.Server != server {
+					continue
+				}
 				rows = append(rows, row{Server: t.Server, URITemplate: t.Template.URITemplate, Name: t.Template.Name, MIMEType: t.Template.MIMEType})
 			}
 			if asJSON {
@@ -82,17 +110,21 @@ func newResourcesCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	cmd.Flags().StringVar(&server, "server", "", "list only this server's, waiting for no other server")
 	return cmd
 }
 
 func newPromptsCmd(g *globals) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON bool
+		server string
+	)
 	cmd := &cobra.Command{
 		Use:   "prompts",
 		Short: "List every server's prompts (after enabled_prompts / disabled_prompts)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cat, err := g.catalogOf(cmd, !asJSON)
+			cat, err := g.catalogOf(cmd, !asJSON, server)
 			if err != nil {
 				return err
 			}
@@ -104,6 +136,9 @@ func newPromptsCmd(g *globals) *cobra.Command {
 			}
 			rows := []row{}
 			for _, p := range cat.Prompts {
+				if server != "" && p.Server != server {
+					continue
+				}
 				rows = append(rows, row{Server: p.Server, Name: p.Prompt.Name, Description: p.Prompt.Description, Arguments: p.Prompt.Arguments})
 			}
 			if asJSON {
@@ -135,6 +170,7 @@ func newPromptsCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	cmd.Flags().StringVar(&server, "server", "", "list only this server's, waiting for no other server")
 	return cmd
 }
 
@@ -149,12 +185,13 @@ func newReadCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			h, _, err := g.startHost(cmd.Context(), cfg, false, host.Options{})
+			// Only the server read from matters; others may still start.
+			h, err := g.startForServer(cmd.Context(), cfg, false, host.Options{}, args[0])
 			if err != nil {
 				return err
 			}
 			defer h.Close()
-			if err := h.Manager.RequiredError(); err != nil {
+			if err := h.Manager.NotReady(args[0]); err != nil {
 				return exit(ExitFailure, err)
 			}
 			step := h.NewStep("")

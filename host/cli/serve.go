@@ -80,8 +80,10 @@ configuration is refused with its diagnostics and the running one stays.
 /metrics and the probes /healthz and /readyz on a listener of their own.
 
 Ctrl-C or SIGTERM drains: new sessions are refused (HTTP 503) and /readyz fails,
-calls in flight get serve { drain_grace } (default 20s) to finish, then the
-sessions end and toolgate stops every server it started.`,
+calls in flight get serve { drain_grace } (default 20s) to finish; a call still
+running then is cancelled on its server and answered with a "shutting down,
+may or may not have run" tool error, then the sessions end and toolgate stops
+every server it started.`,
 		Example: `  toolgate serve --config toolgate.hcl
   toolgate serve --http 127.0.0.1:8931 --config config.hcl.example
   toolgate serve --http unix:$XDG_RUNTIME_DIR/toolgate.sock --config toolgate.hcl`,

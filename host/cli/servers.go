@@ -19,7 +19,7 @@ func newServersCmd(g *globals) *cobra.Command {
 		Use:   "servers",
 		Short: "Start every configured server and show its status, tool count, protocol and error",
 		Long: `Start every enabled server of the configuration concurrently, wait until each is
-ready, failed or cancelled, print one row per server, and stop them again.
+ready, failed or cancelled, print one row per server, and then stop them.
 
 On a terminal, each server's outcome is shown as it arrives.
 
@@ -35,9 +35,12 @@ Exit codes: 0 every enabled server is ready; 1 a required server failed;
 			if err != nil {
 				return err
 			}
+			// Print as soon as every server settled: stopping them can take
+			// seconds (a server that ignores SIGTERM gets its grace), and the
+			// answer is known already.
+			defer h.Close()
 			status := h.Manager.Status()
 			reqErr := h.Manager.RequiredError()
-			_ = h.Close()
 
 			if asJSON {
 				out := struct {

@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/toolgate/toolgate/host"
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/events"
+	"github.com/toolgate/toolgate/host/exposure"
 )
 
 // startHost builds a host for cfg, starts every server and waits for the
@@ -95,4 +98,88 @@ func (p *progress) took(ev events.ServerStartup) string {
 		return "?"
 	}
 	return ev.At.Sub(t).Round(10 * time.Millisecond).String()
+}
+
+// startForTool starts every server but waits only until name resolves
+// for good: for the servers that may own or rename it (see
+// Manager.MayClaim), or for every server when name is a host tool
+// (tool_search, the resource tools), whose answers span all of them. A
+// hung server that cannot own the tool never delays the call. The step
+// it returns has name when it is found; when it is not, the error says
+// which server that could own it is not ready. The caller closes the host.
+func (g *globals) startForTool(ctx context.Context, cfg *config.Config, opts host.Options, name string) (*host.Host, *exposure.Step, *exposure.Tool, error) {
+	h, err := g.launchHost(ctx, cfg, false, opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for {
+		pending, next := h.Manager.Unsettled()
+		step := h.NewStep("")
+		t, found := step.Lookup(name)
+		switch {
+		case len(pending) == 0:
+			return h, step, t, notFound(h, cfg, step, name, found)
+		case found && t.Exposure == exposure.Builtin || hostTools[name]:
+			// wait for every server
+		case !slices.ContainsFunc(pending, func(s string) bool { return h.Manager.MayClaim(s, name) }):
+			return h, step, t, notFound(h, cfg, step, name, found)
+		}
+		select {
+		case <-next:
+		case <-ctx.Done():
+			_ = h.Close()
+			return nil, nil, nil, exit(ExitFailure, fmt.Errorf("waiting for servers: %w", ctx.Err()))
+		}
+	}
+}
+
+// hostTools are the host's own tools: what they offer or answer depends
+// on every server.
+var hostTools = map[string]bool{
+	exposure.SearchToolName:        true,
+	exposure.ListResourcesToolName: true,
+	exposure.ListTemplatesToolName: true,
+	exposure.ReadResourceToolName:  true,
+}
+
+// startForServer starts every server and waits only for server's first
+// start to end (ready or failed), for commands about one server. The
+// caller closes the host.
+func (g *globals) startForServer(ctx context.Context, cfg *config.Config, progress bool, opts host.Options, server string) (*host.Host, error) {
+	h, err := g.launchHost(ctx, cfg, progress, opts)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		pending, next := h.Manager.Unsettled()
+		if !slices.Contains(pending, server) {
+			return h, nil
+		}
+		select {
+		case <-next:
+		case <-ctx.Done():
+			_ = h.Close()
+			return nil, exit(ExitFailure, fmt.Errorf("waiting for server %q: %w", server, ctx.Err()))
+		}
+	}
+}
+
+// notFound is nil when found; otherwise the unknown-tool error, naming
+// the servers that could own name but are not ready, and close names.
+func notFound(h *host.Host, cfg *config.Config, step *exposure.Step, name string, found bool) error {
+	if found {
+		return nil
+	}
+	var why []string
+	for _, s := range cfg.Servers {
+		if s.Enabled && h.Manager.MayClaim(s.Name, name) {
+			if err := h.Manager.NotReady(s.Name); err != nil {
+				why = append(why, err.Error())
+			}
+		}
+	}
+	if len(why) > 0 {
+		return exit(ExitFailure, fmt.Errorf("unsupported call: %s (%s)", name, strings.Join(why, "; ")))
+	}
+	return exit(ExitFailure, fmt.Errorf("unsupported call: %s%s", name, suggest(step, name)))
 }

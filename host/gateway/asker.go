@@ -63,7 +63,7 @@ func (g *Gateway) AskApproval(ctx context.Context, p approval.Prompt) (approval.
 func (g *Gateway) Elicit(ctx context.Context, e approval.Elicitation) (*mcp.ElicitResult, error) {
 	c, why := g.callFor(ctx, e.Server)
 	if c == nil {
-		g.log.Warn("declining a server's elicitation", "server", e.Server, "reason", why)
+		g.warns.Warn(g.log, "declining a server's elicitation", "server", e.Server, "reason", why)
 		return nil, fmt.Errorf("%w: %s", approval.ErrNobodyToAsk, why)
 	}
 	mode := e.Params.Mode
@@ -100,7 +100,7 @@ func (g *Gateway) Sample(ctx context.Context, server string, req *mcp.CreateMess
 		why = c.s.cannotSample(c.ss, req.Params)
 	}
 	if why != "" {
-		g.log.Warn("refusing a server's sampling request", "server", server, "reason", why)
+		g.warns.Warn(g.log, "refusing a server's sampling request", "server", server, "reason", why)
 		ev.Status, ev.Error = events.SamplingRefused, why
 		g.emit(&ev)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "toolgate: " + why}

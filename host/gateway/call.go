@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -57,6 +58,9 @@ type call struct {
 	inFlight func()
 	wake     chan struct{} // capacity 1: something was queued for the client
 	done     chan struct{} // closed once result is set
+
+	// cut is set when shutdown cut the call off (see Gateway.cutCalls).
+	cut atomic.Bool
 
 	mu sync.Mutex
 	// token is the progress token of the request serving the call now;
@@ -171,6 +175,9 @@ func (c *call) run(ctx context.Context, step *exposure.Step, req exposure.CallRe
 		out := step.Call(ctx, req)
 		res = c.s.limitResult(c.tool.name, c.s.upstreamResult(out))
 	}()
+	if c.cut.Load() {
+		res, err = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: ShutdownCutText}}}, nil
+	}
 	c.s.mu.Lock()
 	delete(c.s.calls, c)
 	c.s.mu.Unlock()
@@ -215,7 +222,7 @@ func (s *session) limitResult(tool string, res *mcp.CallToolResult) *mcp.CallToo
 	if size <= limit {
 		return res
 	}
-	s.log.Warn("a tool result is larger than serve's max_result_bytes; the client gets a tool error instead",
+	s.g.warns.Warn(s.log, "a tool result is larger than serve's max_result_bytes; the client gets a tool error instead",
 		"tool", tool, "result_bytes", size, "max_result_bytes", limit)
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(
 		"toolgate: the result of %s is %d bytes of JSON, more than the gateway passes on (max_result_bytes = %d). "+
@@ -304,6 +311,12 @@ func (c *call) elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.Elici
 		r = &mcp.ElicitResult{Action: "cancel"}
 	}
 	return r, nil
+}
+
+// cutForShutdown cancels the call and makes its answer ShutdownCutText.
+func (c *call) cutForShutdown() {
+	c.cut.Store(true)
+	c.abort()
 }
 
 // abort cancels the call and forgets any wait for its client.
@@ -400,7 +413,7 @@ func (c *call) flush(ctx context.Context, asking *sync.WaitGroup) *mcp.CallToolR
 	c.mu.Unlock()
 
 	if droppedProgress+droppedLogs > 0 {
-		c.s.log.Warn("dropped the oldest queued notifications of a call: the upstream client is not reading fast enough",
+		c.s.g.warns.Warn(c.s.log, "dropped the oldest queued notifications of a call: the upstream client is not reading fast enough",
 			"tool", c.tool.name, "progress_dropped", droppedProgress, "log_messages_dropped", droppedLogs)
 	}
 
@@ -451,7 +464,7 @@ func (c *call) flush(ctx context.Context, asking *sync.WaitGroup) *mcp.CallToolR
 		requests[key] = in.params
 	}
 	c.abandon = time.AfterFunc(c.s.g.opts.InputTimeout, func() {
-		c.s.log.Warn("the upstream client did not come back with the input it was asked for; cancelling the call",
+		c.s.g.warns.Warn(c.s.log, "the upstream client did not come back with the input it was asked for; cancelling the call",
 			"tool", c.tool.name, "after", c.s.g.opts.InputTimeout)
 		c.s.forgetWaiting(c)
 		c.cancel()

@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/host/internal/slogbridge"
+	"github.com/toolgate/toolgate/host/internal/warnlimit"
 	"github.com/toolgate/toolgate/host/mcpclient"
 )
 
@@ -72,7 +73,10 @@ var ErrClosed = errors.New("gateway: closed")
 type Gateway struct {
 	opts Options
 	log  hclog.Logger
-	impl *mcp.Implementation
+	// warns rate-limits every warning a client's or server's message can
+	// cause (sessions refused, requests declined, tools not served).
+	warns *warnlimit.Limiter
+	impl  *mcp.Implementation
 	// ctx ends when Close is called; it bounds the catalog watcher and
 	// every session.
 	ctx    context.Context
@@ -134,6 +138,7 @@ func New(opts Options) *Gateway {
 	return &Gateway{
 		opts:        opts,
 		log:         log.Named("gateway"),
+		warns:       warnlimit.New(warnlimit.Options{}),
 		impl:        impl,
 		ctx:         ctx,
 		cancel:      cancel,
@@ -245,6 +250,7 @@ func (g *Gateway) Close() error {
 		s.end()
 	}
 	g.wg.Wait()
+	g.warns.Close()
 	return nil
 }
 
@@ -402,7 +408,7 @@ func (g *Gateway) buildPlan(key uint64, tools []*exposure.Tool) *catalogPlan {
 		spec := *t.Tool
 		spec.Name = name
 		if err := checkTool(&spec); err != nil {
-			g.log.Warn("not serving a tool: go-sdk refuses its schema; fix the schema in its server", "server", t.Server, "tool", t.RawName(), "reason", err)
+			g.warns.Warn(g.log, "not serving a tool: go-sdk refuses its schema; fix the schema in its server", "server", t.Server, "tool", t.RawName(), "reason", err)
 			continue
 		}
 		p.tools[name] = &servedTool{

@@ -81,7 +81,7 @@ func (g *Gateway) admit(w http.ResponseWriter) (ok bool) {
 	open := len(g.sessions) + len(g.handshaking) + g.reserved
 	if open >= limit {
 		g.mu.Unlock()
-		g.log.Warn("refusing a new upstream session: max_sessions reached", "max_sessions", limit)
+		g.warns.Warn(g.log, "refusing a new upstream session: max_sessions reached", "max_sessions", limit)
 		w.Header().Set("Retry-After", strconv.Itoa(60))
 		http.Error(w, fmt.Sprintf("Service Unavailable: toolgate serve already has %d sessions open, its limit (serve { max_sessions = %d }). "+
 			"Close sessions you no longer use (HTTP DELETE, or quit the client), wait for idle ones to time out, or raise max_sessions",

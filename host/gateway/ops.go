@@ -181,8 +181,44 @@ func wellFormedTraceParent(tp string) bool {
 }
 
 // drainFor drains with the configured grace period, bounded by Close.
+// Calls still running when it is over are cut (see cutCalls), so each
+// gets an answer before the caller ends the sessions.
 func (g *Gateway) drainFor() {
 	ctx, cancel := context.WithTimeout(g.ctx, g.opts.DrainGrace)
 	defer cancel()
-	_ = g.Drain(ctx) // logged; what still runs is cancelled by the caller
+	if g.Drain(ctx) != nil { // logged
+		g.cutCalls()
+	}
+}
+
+// answerGrace bounds how long cutCalls waits for the answers of the calls
+// it cut to be written: a cancelled call ends at once unless its server
+// connection is stuck, and then its answer cannot wait for it.
+const answerGrace = 5 * time.Second
+
+// ShutdownCutText is the tool error a call gets when shutdown cuts it.
+const ShutdownCutText = "toolgate: the gateway is shutting down and cut this call off when its drain grace " +
+	"(serve { drain_grace }) ran out; the MCP server was told to cancel it. The call may or may not have run, " +
+	"in part or in full: check its effects before calling it again (on another replica, or once toolgate is back)."
+
+// cutCalls ends every call still running at shutdown: its context is
+// cancelled, so the downstream server gets notifications/cancelled, and
+// its client gets ShutdownCutText as a tool error instead of a stream
+// that closes without an answer. It waits (at most answerGrace) until
+// those answers are written; the sessions end after it.
+func (g *Gateway) cutCalls() {
+	for _, s := range g.snapshot() {
+		s.mu.Lock()
+		calls := make([]*call, 0, len(s.calls))
+		for c := range s.calls {
+			calls = append(calls, c)
+		}
+		s.mu.Unlock()
+		for _, c := range calls {
+			c.cutForShutdown()
+		}
+	}
+	ctx, cancel := context.WithTimeout(g.ctx, answerGrace)
+	defer cancel()
+	_ = g.Drain(ctx) // draining already: this waits for the answers
 }

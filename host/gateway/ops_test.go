@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -422,5 +423,62 @@ func TestAReadOnlyConfigIsNeverWritten(t *testing.T) {
 	}
 	if !bytes.Equal(before, after) {
 		t.Errorf("the read-only config was rewritten:\n%s", after)
+	}
+}
+
+// TestShutdownAnswersACallItCuts: a call still running on the server
+// when the drain grace ends gets a real answer on its stream (a tool
+// error saying the gateway is shutting down and the call may or may not
+// have run), not a stream that closes without one, and the server is
+// sent notifications/cancelled for it.
+func TestShutdownAnswersACallItCuts(t *testing.T) {
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "server-calls.jsonl")
+	f := newFixtureWith(t, fixtureOptions{gateway: gateway.Options{DrainGrace: time.Millisecond}}, "",
+		demoServer(t, "demo", calls, "", "--log-messages"))
+	srvURL, stop, served := serveHTTP(t, f.gw)
+	running := make(chan struct{})
+	var once sync.Once
+	cs, err := connect(t, srvURL, &mcp.ClientOptions{LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) {
+		once.Do(func() { close(running) }) // the server logs each call as it starts it
+	}}, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	type outcome struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__demo__slow", Arguments: map[string]any{"ms": 3600000}})
+		done <- outcome{res, err}
+	}()
+	select {
+	case <-running:
+	case out := <-done:
+		t.Fatalf("the call ended (%v, %q) before it ran", out.err, text(out.res))
+	}
+
+	stop() // SIGTERM
+	out := <-done
+	if out.err != nil {
+		t.Fatalf("the cut call got no answer: %v", out.err)
+	}
+	if !out.res.IsError || text(out.res) != gateway.ShutdownCutText {
+		t.Errorf("the cut call's answer = %q (isError %v), want the shutdown tool error", text(out.res), out.res.IsError)
+	}
+	if err := <-served; err != nil {
+		t.Errorf("ServeHTTP: %v", err)
+	}
+	// Stopping the server waits for its process: its log is complete.
+	if err := f.h.Manager.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := callLog(t, calls, "cancel_notification"); len(got) != 1 {
+		t.Errorf("the server got %d notifications/cancelled, want 1 for the cut call", len(got))
 	}
 }

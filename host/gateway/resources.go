@@ -91,7 +91,7 @@ func (g *Gateway) offers() *offerPlan {
 	}
 	p := buildOfferPlan(cat)
 	for _, c := range p.conflicts {
-		g.log.Warn("resource or prompt naming conflict", "conflict", c)
+		g.warns.Warn(g.log, "resource or prompt naming conflict", "conflict", c)
 	}
 	g.offerPlan = p
 	return p
@@ -375,7 +375,7 @@ func (s *session) syncOffers() {
 func (s *session) addTemplate(spec *mcp.ResourceTemplate, r *servedResource) {
 	defer func() {
 		if v := recover(); v != nil {
-			s.log.Warn("not serving a resource template: go-sdk cannot parse it; fix it in its server", "server", r.server, "template", r.raw, "reason", fmt.Sprint(v))
+			s.g.warns.Warn(s.log, "not serving a resource template: go-sdk cannot parse it; fix it in its server", "server", r.server, "template", r.raw, "reason", fmt.Sprint(v))
 		}
 	}()
 	s.server.AddResourceTemplate(spec, s.readHandler(r))

@@ -356,7 +356,7 @@ func (s *session) apply(step *exposure.Step, plan *catalogPlan) {
 			continue
 		}
 		if err := addTool(s.server, t.spec, s.handle); err != nil {
-			s.log.Warn("not serving a tool", "tool", name, "reason", err)
+			s.g.warns.Warn(s.log, "not serving a tool", "tool", name, "reason", err)
 			delete(want, name)
 		}
 	}

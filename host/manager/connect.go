@@ -24,17 +24,17 @@ type connected struct {
 	offers offers
 	target environment.Target
 	// degraded says why the server is usable but not whole (it listed
-	// more tools than max_tools); nil when it is whole.
+	// more tools than max_tools, or pages past the page cap); nil when it
+	// is whole.
 	degraded error
 }
 
-// listTools lists c's tools for s. A server over its max_tools limit is
-// not an error: the first max_tools tools are returned with the reason
-// it is degraded.
+// listTools lists c's tools for s. A server over its max_tools limit or
+// the page cap is not an error: the tools collected are returned with the
+// reason it is degraded.
 func (m *Manager) listTools(ctx context.Context, c *mcpclient.Client) (tools []*mcp.Tool, degraded, err error) {
 	tools, err = c.ListTools(ctx)
-	var tooMany *mcpclient.TooManyToolsError
-	if errors.As(err, &tooMany) {
+	if errors.Is(err, mcpclient.ErrListTruncated) {
 		return tools, err, nil
 	}
 	return tools, nil, err

@@ -201,11 +201,11 @@ func (m *Manager) relist(s *server, gen int) {
 	defer cancel()
 	tools, degraded, err := m.listTools(ctx, c)
 	if err != nil {
-		m.log.Warn("re-listing tools failed; keeping the previous list", "server", s.name, "error", err)
+		m.warns.Warn(m.log, "re-listing tools failed; keeping the previous list", "server", s.name, "error", err)
 		return
 	}
 	if degraded != nil {
-		m.log.Warn("server degraded", "server", s.name, "reason", degraded)
+		m.warns.Warn(m.log, "server degraded", "server", s.name, "reason", degraded)
 	}
 	tools = m.filterTools(s, tools)
 	o, odeg := m.listOffers(ctx, s, c)

@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/environment"
 	"github.com/toolgate/toolgate/host/events"
+	"github.com/toolgate/toolgate/host/internal/warnlimit"
 	"github.com/toolgate/toolgate/host/mcpclient"
 )
 
@@ -98,6 +99,7 @@ type Manager struct {
 	opts  Options
 	log   hclog.Logger
 	sink  events.Sink
+	warns *warnlimit.Limiter // per-message warnings (relists), rate-limited
 	limit int
 	// maxResult is serve's max_result_bytes, which every connection
 	// enforces where it reads an answer (mcpclient.Options.MaxResultBytes).
@@ -115,6 +117,9 @@ type Manager struct {
 	started    bool
 	closed     bool
 	complete   chan struct{} // closed after startup_complete
+	// settledOne is closed, and replaced, each time a server's first
+	// start attempt ends (see Unsettled).
+	settledOne chan struct{}
 	summary    events.StartupComplete
 }
 
@@ -141,7 +146,7 @@ type server struct {
 	// startupRetries counts attempts to start a server whose first start
 	// failed (see retryStartup).
 	startupRetries int
-	degraded       error         // why a ready server is not whole (too many tools); nil: whole
+	degraded       error         // why a ready server is not whole (a listing cut by a limit); nil: whole
 	readyAt        time.Time     // when the current client became ready
 	crashes        int           // crashes in a row, each within StableAfter of the last start
 	retired        bool          // removed or replaced by Apply: never act again
@@ -185,15 +190,17 @@ func New(cfg *config.Config, opts Options) *Manager {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{
-		opts:      opts,
-		log:       opts.Logger.Named("manager"),
-		sink:      opts.Events,
-		limit:     limit,
-		maxResult: cfg.Serve.MaxResultBytes,
-		ctx:       ctx,
-		cancel:    cancel,
-		servers:   map[string]*server{},
-		complete:  make(chan struct{}),
+		opts:       opts,
+		log:        opts.Logger.Named("manager"),
+		warns:      warnlimit.New(warnlimit.Options{}),
+		sink:       opts.Events,
+		limit:      limit,
+		maxResult:  cfg.Serve.MaxResultBytes,
+		ctx:        ctx,
+		cancel:     cancel,
+		servers:    map[string]*server{},
+		complete:   make(chan struct{}),
+		settledOne: make(chan struct{}),
 	}
 	m.envConfigs = envConfigs(cfg)
 	for _, sc := range cfg.Servers {
@@ -276,7 +283,11 @@ func (m *Manager) startServer(ctx context.Context, s *server) {
 	c, err := m.connect(ctx, s)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	defer close(s.settled)
+	defer func() {
+		close(s.settled)
+		close(m.settledOne)
+		m.settledOne = make(chan struct{})
+	}()
 	if err == nil && (m.closed || s.retired) {
 		// Close or Apply ran while we connected and did not see this client.
 		m.wg.Add(1)
@@ -311,7 +322,7 @@ func (m *Manager) becomeReady(s *server, c *connected) {
 	s.offers = c.offers
 	s.degraded = c.degraded
 	if c.degraded != nil {
-		m.log.Warn("server degraded", "server", s.name, "reason", c.degraded)
+		m.warns.Warn(m.log, "server degraded", "server", s.name, "reason", c.degraded)
 	}
 	s.status, s.err = events.StatusReady, nil
 	s.readyAt = time.Now()
@@ -385,6 +396,31 @@ func (m *Manager) WaitSettled(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// Unsettled returns the enabled servers, in config order, whose first
+// start attempt has not ended, and a channel closed as soon as one more
+// server's has. A caller that needs only some servers (a CLI call of one
+// tool) waits on it instead of on every server.
+func (m *Manager) Unsettled() (names []string, next <-chan struct{}) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, name := range m.order {
+		if s := m.servers[name]; s.cfg.Enabled && !isClosed(s.settled) {
+			names = append(names, name)
+		}
+	}
+	return names, m.settledOne
+}
+
+// MayClaim reports whether server, once ready, could take modelName or
+// change which tool has it (see catalog.MayClaim). An unknown server
+// claims nothing.
+func (m *Manager) MayClaim(server, modelName string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.servers[server]
+	return s != nil && catalog.MayClaim(server, !s.cfg.Prefix, modelName)
 }
 
 func isClosed(c chan struct{}) bool {
@@ -473,6 +509,7 @@ func (m *Manager) Close() error {
 	}
 	wg.Wait()
 	m.wg.Wait()
+	m.warns.Close()
 	if !started {
 		// Nobody will close complete: WaitStartup callers must not hang.
 		m.mu.Lock()

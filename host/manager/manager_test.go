@@ -416,6 +416,29 @@ func TestTooManyToolsDegradesInsteadOfFailing(t *testing.T) {
 	}
 }
 
+// TestEndlessPagesDegradeInsteadOfFailing: a server whose tools/list
+// returns a fresh nextCursor for ever (mcp-demo --endless-pages) keeps
+// what the first MaxPages pages listed and is ready but degraded, as
+// max_tools does, instead of failing with every tool lost.
+func TestEndlessPagesDegradeInsteadOfFailing(t *testing.T) {
+	f := start(t, demo(t, "endless", "--endless-pages"))
+	st := statusOf(f.m, "endless")
+	// The first page holds the default tools, every other one endless_N.
+	if st.Status != events.StatusReady || st.Tools <= mcpclient.MaxPages-1 {
+		t.Fatalf("status = %+v, want ready with the tools of the first %d pages", st, mcpclient.MaxPages)
+	}
+	if !strings.Contains(st.Degraded, fmt.Sprintf("more than %d pages", mcpclient.MaxPages)) {
+		t.Errorf("degraded = %q, want the page cap named", st.Degraded)
+	}
+	names := map[string]bool{}
+	for _, tl := range f.m.Catalog().Tools {
+		names[tl.Tool.Name] = true
+	}
+	if !names["echo"] || !names[fmt.Sprintf("endless_%d", mcpclient.MaxPages-1)] || names[fmt.Sprintf("endless_%d", mcpclient.MaxPages)] {
+		t.Errorf("catalog lacks the first page's echo or the last kept page, or holds a page past the cap")
+	}
+}
+
 func TestListChangedRefreshesCatalog(t *testing.T) {
 	f := start(t, demo(t, "live"), demo(t, "late", "--add-tool-after-initialized", "latecomer"))
 	has := func(name string) bool {

@@ -65,8 +65,8 @@ func sameGlobs(a, b []string) bool {
 // listOffers lists the resources, templates and prompts of c, each only
 // when the server declares the capability. A listing that fails is
 // logged and left empty: tools stay usable when a server's resources are
-// broken. A listing over its limit keeps its first items and says why in
-// degraded.
+// broken. A listing over its limits keeps what it collected and says why
+// in degraded.
 func (m *Manager) listOffers(ctx context.Context, s *server, c *mcpclient.Client) (o offers, degraded error) {
 	caps := &mcp.ServerCapabilities{}
 	if r := c.InitializeResult(); r != nil && r.Capabilities != nil {
@@ -76,12 +76,11 @@ func (m *Manager) listOffers(ctx context.Context, s *server, c *mcpclient.Client
 	f := s.offerFilter
 	m.mu.Unlock()
 	note := func(what string, err error) {
-		var tooMany *mcpclient.TooManyItemsError
-		if errors.As(err, &tooMany) {
+		if errors.Is(err, mcpclient.ErrListTruncated) {
 			degraded = errors.Join(degraded, err)
 			return
 		}
-		m.log.Warn("listing failed; the server is served without them", "server", s.name, "what", what, "error", err)
+		m.warns.Warn(m.log, "listing failed; the server is served without them", "server", s.name, "what", what, "error", err)
 	}
 	if caps.Resources != nil {
 		rs, err := c.ListResources(ctx)

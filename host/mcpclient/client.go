@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/host/internal/slogbridge"
+	"github.com/toolgate/toolgate/host/internal/warnlimit"
 	"github.com/toolgate/toolgate/host/launch"
 	"github.com/toolgate/toolgate/internal/safetext"
 )
@@ -169,6 +170,9 @@ type Client struct {
 	strays atomic.Int64
 	// secrets are the values this server was given; see Redact.
 	secrets Secrets
+	// warns rate-limits every warning a server's message can cause, so a
+	// flood of them costs a few log lines and a count.
+	warns *warnlimit.Limiter
 
 	// recovering is a one-permit semaphore: concurrent callers that hit
 	// an expired session share one re-initialization.
@@ -214,6 +218,7 @@ func New(opts Options) (*Client, error) {
 		name:       opts.Name,
 		opts:       opts,
 		log:        log,
+		warns:      warnlimit.New(warnlimit.Options{}),
 		done:       make(chan struct{}),
 		recovering: make(chan struct{}, 1),
 	}
@@ -392,7 +397,7 @@ func (c *Client) connect(ctx context.Context, version string) error {
 			defer c.wg.Done()
 			c.endWithProcess(proc, readEnded)
 		}()
-		transport = &stdioTransport{rwc: proc, router: &c.router, secrets: secrets, strays: &c.strays, log: c.log, readEnded: readEnded, maxResult: c.opts.MaxResultBytes}
+		transport = &stdioTransport{rwc: proc, router: &c.router, secrets: secrets, strays: &c.strays, log: c.log, warns: c.warns, readEnded: readEnded, maxResult: c.opts.MaxResultBytes}
 	} else {
 		transport, _ = c.httpTransport()
 	}
@@ -509,7 +514,7 @@ func (c *Client) serverRequests(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		case "sampling/createMessage":
 			if c.opts.Handlers.Sample == nil {
-				c.log.Warn("refused the server's sampling/createMessage: toolgate does not offer it sampling (forward_sampling)")
+				c.warns.Warn(c.log, "refused the server's sampling/createMessage: toolgate does not offer it sampling (forward_sampling)")
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: NoSamplingMessage}
 			}
 		}
@@ -665,6 +670,7 @@ func (c *Client) Close() error {
 	}
 	c.finish(nil)
 	c.wg.Wait()
+	c.warns.Close()
 	if err != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
 		return fmt.Errorf("closing MCP client for %q: %w", c.name, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,9 +22,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/host/internal/warnlimit"
 	"github.com/toolgate/toolgate/host/launch"
 	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testbin"
+	"github.com/toolgate/toolgate/internal/testwait"
 )
 
 func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
@@ -347,11 +350,23 @@ func TestListingLimits(t *testing.T) {
 			t.Fatalf("kept %d tools, want the first 50", len(tools))
 		}
 	})
-	t.Run("too many pages", func(t *testing.T) {
+	t.Run("too many pages keeps what was listed", func(t *testing.T) {
 		c := demoClient(t, "--no-default-tools", "--tools", fmt.Sprint(MaxPages+1), "--page-size", "1")
-		_, err := c.ListTools(t.Context())
-		if !errors.Is(err, ErrCatalogLimit) || !strings.Contains(err.Error(), fmt.Sprintf("more than %d pages", MaxPages)) {
-			t.Fatalf("ListTools = %v", err)
+		tools, err := c.ListTools(t.Context())
+		var tooMany *TooManyPagesError
+		if !errors.As(err, &tooMany) || !errors.Is(err, ErrCatalogLimit) || !errors.Is(err, ErrListTruncated) ||
+			!strings.Contains(err.Error(), fmt.Sprintf("more than %d pages", MaxPages)) {
+			t.Fatalf("ListTools = %v, want a TooManyPagesError", err)
+		}
+		if len(tools) != MaxPages || tools[MaxPages-1].Name != fmt.Sprintf("gen_%05d", MaxPages) {
+			t.Fatalf("kept %d tools, want the %d of the first pages", len(tools), MaxPages)
+		}
+	})
+	t.Run("endless pages", func(t *testing.T) {
+		c := demoClient(t, "--endless-pages")
+		tools, err := c.ListTools(t.Context())
+		if !errors.Is(err, ErrListTruncated) || len(tools) == 0 || tools[len(tools)-1].Name != fmt.Sprintf("endless_%d", MaxPages-1) {
+			t.Fatalf("ListTools = %d tools, %v; want the tools up to endless_%d and a truncation", len(tools), err, MaxPages-1)
 		}
 	})
 	t.Run("exactly at the limits", func(t *testing.T) {
@@ -658,5 +673,50 @@ func TestHugeDescriptionsAreCut(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// signalWriter collects output and closes seen once it contains marker.
+type signalWriter struct {
+	testbin.Buffer
+	marker string
+	seen   chan struct{}
+	once   sync.Once
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	n, err := w.Buffer.Write(p)
+	if strings.Contains(w.String(), w.marker) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return n, err
+}
+
+// TestRequestFloodKeepsTheLogSmall: a server that sends a thousand
+// sampling requests the client refuses gets a few warnings logged one by
+// one and the rest counted in a summary, not a line each.
+func TestRequestFloodKeepsTheLogSmall(t *testing.T) {
+	const flood = 1000
+	logs := &signalWriter{marker: fmt.Sprintf("all %d flood requests answered", flood), seen: make(chan struct{})}
+	c := demoClientWith(t, Options{Logger: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info})},
+		"--request-flood", fmt.Sprint(flood))
+	testwait.Recv(t, logs.seen, "the server's note that every flood request was answered")
+	// Close logs the summary of the window still open.
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	const msg = "refused the server's sampling/createMessage"
+	lines := strings.Count(logs.String(), msg)
+	if lines > 2*warnlimit.DefaultBurst {
+		t.Errorf("%d log lines for %d refused requests, want at most %d", lines, flood, 2*warnlimit.DefaultBurst)
+	}
+	m := regexp.MustCompile(`suppressed=(\d+)`).FindAllStringSubmatch(logs.String(), -1)
+	suppressed := 0
+	for _, s := range m {
+		n, _ := strconv.Atoi(s[1])
+		suppressed += n
+	}
+	if logged := lines - len(m); logged+suppressed != flood {
+		t.Errorf("%d warnings logged and %d counted as suppressed, want %d in all:\n%.3000s", logged, suppressed, flood, logs.String())
 	}
 }

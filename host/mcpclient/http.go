@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
 
+	"github.com/toolgate/toolgate/host/internal/warnlimit"
 	"github.com/toolgate/toolgate/internal/backoff"
 )
 
@@ -106,6 +107,7 @@ func (c *Client) httpTransport() (mcp.Transport, *headerTransport) {
 		log:       c.log.Named("http"),
 		secrets:   &c.secrets,
 		maxResult: c.opts.MaxResultBytes,
+		warns:     c.warns,
 	}
 	var handler auth.OAuthHandler
 	if h.OAuth != nil {
@@ -152,6 +154,8 @@ type headerTransport struct {
 	secrets *Secrets
 	// maxResult caps a JSON answer to tools/call (Options.MaxResultBytes).
 	maxResult int
+	// warns rate-limits the warnings one answer may cause.
+	warns *warnlimit.Limiter
 	// oauth: 401 and 403 go to go-sdk's OAuth hook as responses, once
 	// per request (see oauthAdapter).
 	oauth bool
@@ -300,7 +304,7 @@ func (t *headerTransport) classify(r *http.Request, body []byte, msg message, re
 			rest, _ := io.Copy(io.Discard, io.LimitReader(resp.Body, maxDiscardedAnswer))
 			_ = resp.Body.Close()
 			size := int64(len(buf)) + rest
-			t.log.Warn("refusing a tool result larger than max_result_bytes before decoding it; the call fails, the session stays up",
+			t.warns.Warn(t.log, "refusing a tool result larger than max_result_bytes before decoding it; the call fails, the session stays up",
 				"answer_bytes", size, "max_result_bytes", t.maxResult)
 			return nil, &serverAnswer{&jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 				Message: (&ResultTooLargeError{Bytes: size, Limit: t.maxResult}).Error()}}
@@ -324,7 +328,7 @@ func (t *headerTransport) classify(r *http.Request, body []byte, msg message, re
 		}
 		if depth := jsonDepth(buf); depth > maxMessageDepth {
 			// go-sdk would fail the whole session on it; fail the call.
-			t.log.Warn("failing a call whose answer nests too deep", "method", msg.Method, "depth", depth, "max_depth", maxMessageDepth)
+			t.warns.Warn(t.log, "failing a call whose answer nests too deep", "method", msg.Method, "depth", depth, "max_depth", maxMessageDepth)
 			return nil, &serverAnswer{errTooDeep("answer", depth)}
 		}
 		return resp, nil
@@ -423,7 +427,7 @@ func (t *headerTransport) cleanToolList(body []byte) []byte {
 	changed := false
 	result := keepWellFormedTools(m.result, func(index int, problem string) {
 		changed = true
-		t.log.Warn("skipping a tool the server listed: "+problem, "index_in_page", index)
+		t.warns.Warn(t.log, "skipping a tool the server listed: "+problem, "index_in_page", index)
 	})
 	if !changed {
 		return nil

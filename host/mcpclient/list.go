@@ -29,6 +29,13 @@ const (
 // more items than kept: see [TooManyToolsError] and [TooManyItemsError]).
 var ErrCatalogLimit = errors.New("catalog limit exceeded")
 
+// ErrListTruncated is matched by the List* errors that come with the
+// items collected before a limit stopped the listing ([TooManyToolsError],
+// [TooManyItemsError], [TooManyPagesError]): the server is usable,
+// degraded, rather than failed. Every other listing error comes with no
+// items.
+var ErrListTruncated = errors.New("listing truncated")
+
 // TooManyToolsError is what ListTools returns, with the first Kept tools,
 // when a server lists more tools than the client keeps (Options.MaxTools):
 // the server is usable, degraded, rather than failed. It matches
@@ -41,7 +48,9 @@ func (e *TooManyToolsError) Error() string {
 	return fmt.Sprintf("the server lists more than %d tools; only the first %d are kept. Raise max_tools in its server block, or filter its tools with enabled_tools", e.Kept, e.Kept)
 }
 
-func (e *TooManyToolsError) Is(target error) bool { return target == ErrCatalogLimit }
+func (e *TooManyToolsError) Is(target error) bool {
+	return target == ErrCatalogLimit || target == ErrListTruncated
+}
 
 // TooManyItemsError is what ListResources, ListResourceTemplates and
 // ListPrompts return, with the first Kept items, when a server lists more
@@ -56,12 +65,34 @@ func (e *TooManyItemsError) Error() string {
 	return fmt.Sprintf("the server lists more than %d %s; only the first %d are kept. Filter them in its server block", e.Kept, e.What, e.Kept)
 }
 
-func (e *TooManyItemsError) Is(target error) bool { return target == ErrCatalogLimit }
+func (e *TooManyItemsError) Is(target error) bool {
+	return target == ErrCatalogLimit || target == ErrListTruncated
+}
+
+// TooManyPagesError is what the List* methods return, with the items of
+// the first MaxPages pages, when a server still returns a nextCursor on
+// page MaxPages: it paginates for ever or far past any real catalog. It
+// matches ErrCatalogLimit and ErrListTruncated.
+type TooManyPagesError struct {
+	// What is "tools", "resources", "resource templates" or "prompts".
+	What  string
+	Pages int
+	Kept  int
+}
+
+func (e *TooManyPagesError) Error() string {
+	return fmt.Sprintf("the server lists %s on more than %d pages; only the %d of the first %d pages are kept. Its pagination is broken (nextCursor never ends): report it to the server's author", e.What, e.Pages, e.Kept, e.Pages)
+}
+
+func (e *TooManyPagesError) Is(target error) bool {
+	return target == ErrCatalogLimit || target == ErrListTruncated
+}
 
 // listAll follows one listing's pagination within the limits: at most
 // MaxPages pages, cursors of at most MaxCursorBytes, never the same cursor
 // twice, and at most limit items. Past limit it returns the first limit
-// items and a *TooManyItemsError; any other error comes with no items.
+// items and a *TooManyItemsError, past MaxPages the items so far and a
+// *TooManyPagesError; any other error comes with no items.
 // fetch asks for the page at cursor ("" first).
 func listAll[T any](ctx context.Context, c *Client, what string, limit int,
 	fetch func(ctx context.Context, s *mcp.ClientSession, cursor string) ([]T, string, error),
@@ -89,7 +120,7 @@ func listAll[T any](ctx context.Context, c *Client, what string, limit int,
 		case next == "":
 			return items, nil
 		case page >= MaxPages:
-			return nil, fmt.Errorf("listing %s: %w: more than %d pages", what, ErrCatalogLimit, MaxPages)
+			return items, &TooManyPagesError{What: what, Pages: MaxPages, Kept: len(items)}
 		case len(next) > MaxCursorBytes:
 			return nil, fmt.Errorf("listing %s: %w: cursor of %d bytes (limit %d)", what, ErrCatalogLimit, len(next), MaxCursorBytes)
 		case seen[next]:
@@ -119,12 +150,12 @@ func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 			if named[t.Name] {
 				// Both are kept, as before; the model sees them under
 				// distinct names, but the server cannot tell them apart.
-				c.log.Warn("the server lists two tools with the same name; calls to either reach whichever the server picks",
+				c.warns.Warn(c.log, "the server lists two tools with the same name; calls to either reach whichever the server picks",
 					"tool", fmt.Sprintf("%q", t.Name))
 			}
 			named[t.Name] = true
 			if cut := capTool(t, c.opts.MaxDescriptionBytes, c.opts.MaxSchemaBytes); len(cut) > 0 {
-				c.log.Warn("cutting a tool the server lists down to size; raise max_description_bytes or max_schema_bytes in its server block if it is legitimate",
+				c.warns.Warn(c.log, "cutting a tool the server lists down to size; raise max_description_bytes or max_schema_bytes in its server block if it is legitimate",
 					"tool", fmt.Sprintf("%q", t.Name), "cut", cut)
 			}
 		}

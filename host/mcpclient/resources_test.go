@@ -75,9 +75,9 @@ func TestResourceListingLimits(t *testing.T) {
 	})
 	t.Run("too many pages", func(t *testing.T) {
 		c := demoClient(t, "--resources", fmt.Sprint(MaxPages+1), "--page-size", "1")
-		_, err := c.ListResources(t.Context())
-		if !errors.Is(err, ErrCatalogLimit) || !strings.Contains(err.Error(), fmt.Sprintf("more than %d pages", MaxPages)) {
-			t.Fatalf("ListResources = %v", err)
+		rs, err := c.ListResources(t.Context())
+		if !errors.Is(err, ErrListTruncated) || !strings.Contains(err.Error(), fmt.Sprintf("more than %d pages", MaxPages)) || len(rs) != MaxPages {
+			t.Fatalf("ListResources = %d resources, %v; want the first %d and a truncation", len(rs), err, MaxPages)
 		}
 	})
 }

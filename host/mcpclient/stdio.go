@@ -16,6 +16,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/host/internal/warnlimit"
 )
 
 // maxStdioMessage bounds one newline-delimited message from a stdio server,
@@ -43,9 +45,11 @@ type stdioTransport struct {
 	// credential-named environment variables).
 	secrets []string
 	// strays counts ignored stray messages (see isStrayResponse); nil
-	// counts nowhere. log hears about the first one.
+	// counts nowhere.
 	strays *atomic.Int64
 	log    hclog.Logger
+	// warns rate-limits the warnings each message may cause (nil: none).
+	warns *warnlimit.Limiter
 	// readEnded, when set, is closed once reading ends (EOF, an error,
 	// or Close), so whoever watches the process knows the pipe is done.
 	readEnded chan struct{}
@@ -65,6 +69,7 @@ func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 		secrets:   t.secrets,
 		strays:    t.strays,
 		log:       t.log,
+		warns:     t.warns,
 		readEnded: t.readEnded,
 		maxResult: t.maxResult,
 	}, nil
@@ -77,6 +82,7 @@ type stdioConn struct {
 	secrets []string
 	strays  *atomic.Int64
 	log     hclog.Logger
+	warns   *warnlimit.Limiter
 	queue   []jsonrpc.Message // the rest of a batch; read side only
 
 	readEnded     chan struct{} // see stdioTransport.readEnded
@@ -218,7 +224,11 @@ func (c *stdioConn) deepMessage(ctx context.Context, line []byte) jsonrpc.Messag
 }
 
 func (c *stdioConn) warn(msg string, kv ...any) {
-	if c.log != nil {
+	switch {
+	case c.log == nil:
+	case c.warns != nil:
+		c.warns.Warn(c.log, msg, kv...)
+	default:
 		c.log.Warn(msg, kv...)
 	}
 }
@@ -243,22 +253,14 @@ func isStrayResponse(data []byte) bool {
 	return noID && (m.Result != nil || m.Error != nil)
 }
 
-// ignoreStray counts one dropped stray response; the first one of a
-// connection is worth a warning, later ones only a debug line.
+// ignoreStray counts one dropped stray response and warns, within the
+// client's warning budget.
 func (c *stdioConn) ignoreStray() {
 	n := int64(1)
 	if c.strays != nil {
 		n = c.strays.Add(1)
 	}
-	if c.log == nil {
-		return
-	}
-	const msg = "ignoring a response without a usable id from the server (a JSON-RPC error in the server?)"
-	if n == 1 {
-		c.log.Warn(msg, "ignored_so_far", n)
-	} else {
-		c.log.Debug(msg, "ignored_so_far", n)
-	}
+	c.warns.Warn(c.log, "ignoring a response without a usable id from the server (a JSON-RPC error in the server?)", "ignored_so_far", n)
 }
 
 // notJSONRPC is the error for a stdout line that is not a message: most
@@ -416,9 +418,7 @@ func (c *stdioConn) cleanToolList(msg jsonrpc.Message) {
 		return
 	}
 	resp.Result = keepWellFormedTools(resp.Result, func(index int, problem string) {
-		if c.log != nil {
-			c.log.Warn("skipping a tool the server listed: "+problem, "index_in_page", index)
-		}
+		c.warns.Warn(c.log, "skipping a tool the server listed: "+problem, "index_in_page", index)
 	})
 }
 

@@ -44,6 +44,7 @@ type Config struct {
 	// Listing behaviour.
 	PageSize     int
 	RepeatCursor bool
+	EndlessPages bool
 
 	// Misbehaviour on purpose.
 	CrashAfter      int
@@ -75,6 +76,7 @@ type Config struct {
 	DeepResult       int
 	HugeDescriptions bool
 	ListChangedStorm time.Duration // 0: off
+	RequestFlood     int           // 0: off
 
 	// Observability and capabilities.
 	CallLog                 string
@@ -147,6 +149,8 @@ func newFlagSet(cfg *Config, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&cfg.PageSize, "page-size", 0, "paginate list results `N` at a time (0 = go-sdk default)")
 	fs.BoolVar(&cfg.RepeatCursor, "repeat-cursor", false, "broken pagination: every tools/list page is the first page and carries the same nextCursor")
 
+	fs.BoolVar(&cfg.EndlessPages, "endless-pages", false, "broken pagination: tools/list never ends; after the first page, page N lists one tool endless_N (listed only, not callable) and a fresh nextCursor for page N+1")
+
 	fs.IntVar(&cfg.CrashAfter, "crash-after", 0, "exit with status 3 right after the response to the `N`th tools/call has been written")
 	fs.IntVar(&cfg.StderrFlood, "stderr-flood", 0, "at start, write `N` lines \"mcp-demo: flood line I\" to stderr as fast as possible")
 	fs.BoolVar(&cfg.StderrNoise, "stderr-noise", false, "write a line to stderr at start and for every received message, naming its method")
@@ -165,6 +169,7 @@ func newFlagSet(cfg *Config, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&cfg.DeepResult, "deep-result", 0, "register deep_result, whose structuredContent nests `DEPTH` JSON levels")
 	fs.BoolVar(&cfg.HugeDescriptions, "huge-descriptions", false, "register huge_1, huge_2 and huge_3, each with a 4 MiB description")
 	fs.DurationVar(&cfg.ListChangedStorm, "list-changed-storm", 0, "stdio: once notifications/initialized arrives, send notifications/tools/list_changed every `INTERVAL` (e.g. 5ms) until the session ends")
+	fs.IntVar(&cfg.RequestFlood, "request-flood", 0, "stdio: once notifications/initialized arrives, send `N` sampling/createMessage requests to the client as fast as it reads them; their answers are dropped, and once all came back it prints \"mcp-demo: all N flood requests answered\" to stderr")
 	fs.BoolVar(&cfg.SleepForever, sleepForeverFlag, false, "internal: sleep until killed (the --spawn-child child)")
 	fs.StringVar(&cfg.FamilyPidFile, "spawn-family", "", "start three long-sleeping children in the server's process group, the first of which starts a grandchild in a session of its own (setsid), and append the line \"SERVER CHILD CHILD CHILD GRANDCHILD\" (pids) to `FILE` (Unix)")
 	fs.BoolVar(&cfg.FamilyParent, familyParentFlag, false, "internal: the --spawn-family child that starts the setsid grandchild")
@@ -205,6 +210,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("validate flags: --exit-immediately %d is not an exit status; pass 0..255", c.ExitImmediately)
 	case c.DeepSchema < 0 || c.DeepResult < 0:
 		return fmt.Errorf("validate flags: --deep-schema %d / --deep-result %d is negative; pass 0 (off) or more", c.DeepSchema, c.DeepResult)
+	case c.RequestFlood < 0:
+		return fmt.Errorf("validate flags: --request-flood %d is negative; pass 0 or more", c.RequestFlood)
 	case c.ListChangedStorm < 0:
 		return fmt.Errorf("validate flags: --list-changed-storm %s is negative; pass an interval such as 5ms", c.ListChangedStorm)
 	case c.Name == "":

@@ -127,6 +127,9 @@
 //	--repeat-cursor   broken server: every tools/list (and resources/list)
 //	                  answer is the first page with nextCursor
 //	                  "mcp-demo-repeat", forever.
+//	--endless-pages   broken server: tools/list never ends; after the real
+//	                  first page, page N lists one tool endless_N (listed
+//	                  only) and a fresh nextCursor for page N+1.
 //
 // # Misbehaviour on purpose
 //
@@ -176,6 +179,11 @@
 //	                      stdio: once notifications/initialized arrives, send
 //	                      notifications/tools/list_changed every INTERVAL
 //	                      (e.g. 2ms) until the session ends, undebounced.
+//	--request-flood N     stdio: once notifications/initialized arrives, send
+//	                      N sampling/createMessage requests without waiting
+//	                      for answers; the answers are dropped, and once all
+//	                      came back "mcp-demo: all N flood requests answered"
+//	                      goes to stderr.
 //	--spawn-escaping-child FILE
 //	                      at start, re-execute this binary as a long sleeper
 //	                      in a session of its own (setsid, out of the process
@@ -198,7 +206,9 @@
 //
 //	--call-log FILE       append one JSON line per received tools/call:
 //	                      {"event":"call","tool":…,"arguments":…,"meta":…,"pid":…}
-//	                      and per cancelled call {"event":"cancelled","tool":…,"pid":…}.
+//	                      and per cancelled call {"event":"cancelled","tool":…,"pid":…};
+//	                      each notifications/cancelled received is logged as
+//	                      it arrives: {"event":"cancel_notification","request_id":…}.
 //	                      meta is the request's _meta as received; under
 //	                      2026-07-28 it includes the protocol's own
 //	                      io.modelcontextprotocol/* keys.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,10 +34,12 @@ func isLegacyMethod(method string) bool {
 // GateTransport wraps the transport a server session runs on with the
 // behaviours that must act below go-sdk: --ignore-unknown (drop requests
 // before the server sees them, so nothing answers), --crash-after (exit
-// only once the response bytes are written) and --list-changed-storm
-// (faster than go-sdk's own debounced notifications ever go).
+// only once the response bytes are written), --list-changed-storm
+// (faster than go-sdk's own debounced notifications ever go) and
+// --request-flood (requests go-sdk would wait on one by one).
 func (d *Demo) GateTransport(inner mcp.Transport) mcp.Transport {
-	if !d.cfg.IgnoreUnknown && d.cfg.CrashAfter <= 0 && d.cfg.ListChangedStorm <= 0 && !d.cfg.HangInitialize && d.cfg.InitializeGate == "" {
+	if !d.cfg.IgnoreUnknown && d.cfg.CrashAfter <= 0 && d.cfg.ListChangedStorm <= 0 && d.cfg.RequestFlood <= 0 &&
+		!d.cfg.HangInitialize && d.cfg.InitializeGate == "" {
 		return inner
 	}
 	return &gateTransport{inner: inner, demo: d}
@@ -119,12 +122,16 @@ type gateConn struct {
 
 	mu    sync.Mutex
 	calls map[jsonrpc.ID]bool // in-flight tools/call request ids
+	// floodAnswers counts the answers to --request-flood requests.
+	floodAnswers int
 
 	gate    sync.Once // --initialize-gate opens once
 	gateErr error
 
 	storm     sync.Once     // --list-changed-storm starts once
 	stormDone chan struct{} // closed when the storm goroutine returns
+	flood     sync.Once     // --request-flood starts once
+	floodDone chan struct{} // closed when the flood goroutine returns
 	closed    chan struct{}
 	closeOnce sync.Once
 }
@@ -136,7 +143,47 @@ func (c *gateConn) Close() error {
 	if c.stormDone != nil {
 		<-c.stormDone
 	}
+	if c.floodDone != nil {
+		<-c.floodDone
+	}
 	return err
+}
+
+// floodIDPrefix marks the ids of --request-flood requests, whose answers
+// Read drops: go-sdk did not send them.
+const floodIDPrefix = "mcp-demo-flood-"
+
+// startFlood writes n sampling/createMessage requests without waiting
+// for answers, stopping early when the connection closes or a write
+// fails. Called from Read, once.
+func (c *gateConn) startFlood(ctx context.Context, n int) {
+	c.floodDone = make(chan struct{})
+	params := []byte(`{"messages":[{"role":"user","content":{"type":"text","text":"flood"}}],"maxTokens":1}`)
+	go func() {
+		defer close(c.floodDone)
+		for i := range n {
+			select {
+			case <-c.closed:
+				return
+			default:
+			}
+			id, _ := jsonrpc.MakeID(fmt.Sprintf("%s%d", floodIDPrefix, i+1))
+			req := &jsonrpc.Request{ID: id, Method: "sampling/createMessage", Params: params}
+			if err := c.Connection.Write(context.WithoutCancel(ctx), req); err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// isFloodAnswer reports whether msg answers a --request-flood request.
+func isFloodAnswer(msg jsonrpc.Message) bool {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return false
+	}
+	id, ok := resp.ID.Raw().(string)
+	return ok && strings.HasPrefix(id, floodIDPrefix)
 }
 
 // startStorm sends notifications/tools/list_changed every interval until
@@ -167,9 +214,22 @@ func (c *gateConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if err != nil {
 			return msg, err
 		}
+		if isFloodAnswer(msg) {
+			c.mu.Lock()
+			c.floodAnswers++
+			all := c.floodAnswers == c.demo.cfg.RequestFlood
+			c.mu.Unlock()
+			if all {
+				c.demo.stderr.printf("mcp-demo: all %d flood requests answered", c.demo.cfg.RequestFlood)
+			}
+			continue
+		}
 		req, ok := msg.(*jsonrpc.Request)
 		if ok && req.Method == "notifications/initialized" && c.demo.cfg.ListChangedStorm > 0 {
 			c.storm.Do(func() { c.startStorm(ctx, c.demo.cfg.ListChangedStorm) })
+		}
+		if ok && req.Method == "notifications/initialized" && c.demo.cfg.RequestFlood > 0 {
+			c.flood.Do(func() { c.startFlood(ctx, c.demo.cfg.RequestFlood) })
 		}
 		if !ok || !req.IsCall() {
 			return msg, nil

@@ -3,7 +3,10 @@ package mcpdemo
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,12 +40,23 @@ func (d *Demo) receivingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if d.cfg.RepeatCursor {
 				return d.listToolsRepeatingCursor(ctx, method, req, next)
 			}
+			if d.cfg.EndlessPages {
+				return d.listToolsEndlessly(ctx, method, req, next)
+			}
 		case "resources/list":
 			if d.cfg.RepeatCursor {
 				return d.listResourcesRepeatingCursor(ctx, method, req, next)
 			}
 		case methodCallTool:
 			return d.callTool(ctx, method, req, next)
+		case "notifications/cancelled":
+			// Logged as it arrives, before any later message (stdin's EOF)
+			// is read, so the log has it even when the process ends next.
+			entry := callLogEntry{Event: "cancel_notification"}
+			if p, ok := req.GetParams().(*mcp.CancelledParams); ok && p != nil {
+				entry.RequestID = p.RequestID
+			}
+			d.logCall(entry)
 		}
 		return next(ctx, method, req)
 	}
@@ -65,6 +79,38 @@ func (d *Demo) listToolsRepeatingCursor(ctx context.Context, method string, req 
 		list.NextCursor = repeatedCursor
 	}
 	return res, nil
+}
+
+// endlessCursor prefixes the page number of an --endless-pages cursor.
+const endlessCursor = "mcp-demo-endless-"
+
+// listToolsEndlessly serves the real first page, then one made-up tool per
+// page with a cursor to the next page, for ever: a server whose
+// pagination never ends but never repeats a cursor either.
+func (d *Demo) listToolsEndlessly(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	cursor := ""
+	if r, ok := req.(*mcp.ListToolsRequest); ok && r.Params != nil {
+		cursor = r.Params.Cursor
+	}
+	if cursor == "" {
+		res, err := next(ctx, method, req)
+		if list, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+			list.NextCursor = endlessCursor + "1"
+		}
+		return res, err
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(cursor, endlessCursor))
+	if err != nil || !strings.HasPrefix(cursor, endlessCursor) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown cursor %q", cursor)}
+	}
+	return &mcp.ListToolsResult{
+		Tools: []*mcp.Tool{{
+			Name:        fmt.Sprintf("endless_%d", n),
+			Description: fmt.Sprintf("page %d of a listing that never ends", n),
+			InputSchema: map[string]any{"type": "object"},
+		}},
+		NextCursor: endlessCursor + strconv.Itoa(n+1),
+	}, nil
 }
 
 // listResourcesRepeatingCursor is listToolsRepeatingCursor for
@@ -90,6 +136,7 @@ type callLogEntry struct {
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Meta      map[string]any  `json:"meta,omitempty"`
+	RequestID any             `json:"request_id,omitempty"`
 	PID       int             `json:"pid"`
 }
 

@@ -188,7 +188,10 @@
 //
 //	--call-log FILE       append one JSON line per received tools/call:
 //	                      {"event":"call","tool":…,"arguments":…,"meta":…,"pid":…}
-//	                      and per cancelled call {"event":"cancelled","tool":…,"pid":…}.
+//	                      and per cancelled call {"event":"cancelled","tool":…,"pid":…};
+//	                      per resources/read, resources/subscribe, prompts/get
+//	                      and completion/complete
+//	                      {"event":"request","tool":"<method> <uri or name>","pid":…}.
 //	                      meta is the request's _meta as received; under
 //	                      2026-07-28 it includes the protocol's own
 //	                      io.modelcontextprotocol/* keys.

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/toolgate/toolgate/host"
 	"github.com/toolgate/toolgate/host/exposure"
@@ -144,7 +146,7 @@ func buildOfferPlan(cat *manager.Catalog) *offerPlan {
 			order = append(order, r.Resource.URI)
 		}
 		claims[r.Resource.URI] = append(claims[r.Resource.URI], claim{server: r.Server, res: r.Resource})
-		if !containsString(p.offering, r.Server) {
+		if !slices.Contains(p.offering, r.Server) {
 			p.offering = append(p.offering, r.Server)
 		}
 	}
@@ -156,7 +158,7 @@ func buildOfferPlan(cat *manager.Catalog) *offerPlan {
 			order = append(order, t.Template.URITemplate)
 		}
 		claims[t.Template.URITemplate] = append(claims[t.Template.URITemplate], claim{server: t.Server, tmpl: t.Template})
-		if !containsString(p.offering, t.Server) {
+		if !slices.Contains(p.offering, t.Server) {
 			p.offering = append(p.offering, t.Server)
 		}
 	}
@@ -191,42 +193,17 @@ func buildOfferPlan(cat *manager.Catalog) *offerPlan {
 	return p
 }
 
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 // templateRegexp matches the URIs an RFC 6570 template can produce, to
 // find the owner of a URI that no server lists but a template makes (a
-// subscription to it). Every expression matches any run of characters:
-// looser than the RFC, which is fine for routing.
+// subscription to it). It is the matcher go-sdk servers use for their own
+// templates, so a URI routed here is one the server accepts. A template
+// that does not parse matches nothing.
 func templateRegexp(tmpl string) *regexp.Regexp {
-	var b strings.Builder
-	b.WriteString("^")
-	for {
-		i := strings.IndexByte(tmpl, '{')
-		if i < 0 {
-			break
-		}
-		j := strings.IndexByte(tmpl[i:], '}')
-		if j < 0 {
-			break
-		}
-		b.WriteString(regexp.QuoteMeta(tmpl[:i]))
-		b.WriteString(".*")
-		tmpl = tmpl[i+j+1:]
-	}
-	b.WriteString(regexp.QuoteMeta(tmpl))
-	b.WriteString("$")
-	re, err := regexp.Compile(b.String())
+	t, err := uritemplate.New(tmpl)
 	if err != nil {
-		return regexp.MustCompile(`^\b$`) // matches nothing
+		return regexp.MustCompile(`^\b$`)
 	}
-	return re
+	return t.Regexp()
 }
 
 // route finds which server a requested upstream URI belongs to and the
@@ -249,7 +226,7 @@ func (p *offerPlan) route(uri string) (r *servedResource, raw string, ok bool) {
 	if len(cands) > 0 {
 		return cands[0], strings.TrimPrefix(uri, cands[0].prefix), true
 	}
-	if server, rest, ok := SplitURI(uri); ok && containsString(p.offering, server) {
+	if server, rest, ok := SplitURI(uri); ok && slices.Contains(p.offering, server) {
 		return &servedResource{server: server, prefix: rewritePrefix(server)}, rest, true
 	}
 	if len(p.offering) == 1 {

@@ -268,7 +268,11 @@ func (f *flight) run(ctx context.Context) Result {
 		if rec == nil && (r.Kind == ToolCall || r.Kind == Builtin) {
 			rec = json.RawMessage(`{}`)
 		}
-		p.opts.Events.Emit(events.ToolCallBegin{At: r.Started, Call: f.call, Arguments: rec, TraceParent: r.TraceParent})
+		begin := events.ToolCallBegin{At: r.Started, Call: f.call, Arguments: rec, TraceParent: r.TraceParent}
+		if r.Tool != nil {
+			begin.Annotations = r.Tool.Annotations
+		}
+		p.opts.Events.Emit(begin)
 		f.began = true
 	}
 	if f.stages.Has(Admit) && p.opts.Admit != nil {

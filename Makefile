@@ -46,7 +46,7 @@ proto: ## regenerate sdk/internal/pb from sdk/proto (pinned generators into bin/
 	bash sdk/scripts/genproto.sh
 
 .PHONY: interop
-interop: $(INTEROP)/node_modules/.installed ## install the pinned npm referees (conformance, everything, inspector)
+interop: $(INTEROP)/node_modules/.installed ## install the pinned npm referees (conformance, everything, inspector, Claude Code, Codex CLI)
 
 $(INTEROP)/node_modules/.installed: $(INTEROP)/package.json $(INTEROP)/package-lock.json
 	@command -v npm >/dev/null || { echo "npm is required for the interop tests (conformance suite, server-everything, inspector): install Node.js and npm" >&2; exit 1; }

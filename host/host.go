@@ -127,7 +127,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 			return nil, err
 		}
 		a, err := events.OpenAudit(cfg.AuditLog, events.WithAuditLogger(log.Named("audit")),
-			events.WithAuditRedactor(h.secrets.Redact),
+			events.WithAuditRedactor(h.secrets.RedactRecord),
 			events.WithLedgerRotation(events.LedgerRotation{MaxBytes: cfg.AuditRotate.MaxBytes, MaxAge: cfg.AuditRotate.MaxAge}),
 			events.WithLedgerSigner(signer, cfg.AuditSigning.CheckpointEvery))
 		if err != nil {

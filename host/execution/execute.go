@@ -204,17 +204,24 @@ func (e *Executor) Execute(ctx context.Context, req Request) Result {
 			"status", res.Status, "wall", wall)
 	}
 	res.Finished = finished
-	if e.record {
-		res.EventResult = EventProjection(res.Raw, res.Err)
+	// What toolgate records (events: the audit log, debug log lines) is
+	// redacted of the server's secrets and of well-known credential
+	// formats, whatever the model gets.
+	record := func(s string) string {
 		if redact != nil && !inResults {
-			res.EventResult = json.RawMessage(redact(string(res.EventResult)))
+			s = redact(s)
 		}
+		return mcpclient.RedactSecretFormats(s)
+	}
+	if e.record {
+		res.EventResult = json.RawMessage(record(string(EventProjection(res.Raw, res.Err))))
 	}
 	if res.Err != nil {
 		res.EventError = Truncate(res.Err.Error(), EventResultMaxBytes)
 		if redact != nil {
 			res.EventError = redact(res.EventError)
 		}
+		res.EventError = mcpclient.RedactSecretFormats(res.EventError)
 	}
 	return res
 }

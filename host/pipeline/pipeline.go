@@ -270,7 +270,7 @@ func (f *flight) run(ctx context.Context) Result {
 		}
 		begin := events.ToolCallBegin{At: r.Started, Call: f.call, Arguments: rec, TraceParent: r.TraceParent}
 		if r.Tool != nil {
-			begin.Annotations = r.Tool.Annotations
+			begin.Annotations = r.Tool.Annotations // replay decides by them (package replay)
 		}
 		p.opts.Events.Emit(begin)
 		f.began = true

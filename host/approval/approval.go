@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/identity"
 )
 
@@ -32,11 +33,24 @@ type Request struct {
 	// unknown. Hooks and the Guardian see it.
 	Caller *identity.Caller
 
+	// Event is the request as the events record it (kind, client, trace
+	// id); the procedure's approval_decision events carry it. Zero means
+	// the fields above.
+	Event events.Call
+
 	// Mode and Policy are filled in by [Procedure.Decide] before hooks,
 	// the reviewer and the user see the request, so they can tell how the
 	// host got there. Values set by the caller are overwritten.
 	Mode   config.ApprovalMode
 	Policy config.Policy
+}
+
+// call is the request as its events name it.
+func (r Request) call() events.Call {
+	if r.Event.CallID != "" {
+		return r.Event
+	}
+	return events.Call{CallID: r.CallID, SessionID: r.SessionID, Server: r.Server, Tool: r.Tool, ModelName: r.ModelName, Caller: r.Caller}
 }
 
 // Steps of the procedure, as recorded in [Decision.Step] and in

@@ -265,7 +265,7 @@ func (p *Procedure) sameDefinition(r Request, step, approved string) bool {
 	if p.events != nil {
 		p.events.Emit(events.ApprovalDecision{
 			At:                 time.Now(),
-			Call:               events.Call{CallID: r.CallID, SessionID: r.SessionID, Server: r.Server, Tool: r.Tool, ModelName: r.ModelName, Caller: r.Caller},
+			Call:               r.call(),
 			Step:               step,
 			By:                 byHost,
 			Verdict:            events.VerdictAbstain,
@@ -489,17 +489,10 @@ func (p *Procedure) emitDecision(r Request, d Decision, verdict, rationale, risk
 	}
 	step, by := d.Step, d.By
 	p.events.Emit(events.ApprovalDecision{
-		Before: before,
-		After:  after,
-		At:     time.Now(),
-		Call: events.Call{
-			CallID:    r.CallID,
-			SessionID: r.SessionID,
-			Server:    r.Server,
-			Tool:      r.Tool,
-			ModelName: r.ModelName,
-			Caller:    r.Caller,
-		},
+		Before:    before,
+		After:     after,
+		At:        time.Now(),
+		Call:      r.call(),
 		Step:      step,
 		By:        by,
 		Verdict:   verdict,

@@ -96,6 +96,29 @@ type Call struct {
 	// Caller is who made the call (toolgate serve with auth); omitted
 	// when unknown.
 	Caller *identity.Caller `json:"caller,omitempty"`
+	// Client is the upstream client as it named itself in initialize
+	// (toolgate serve); omitted for the CLI.
+	Client *identity.Client `json:"client,omitempty"`
+	// TraceID is the W3C trace id of the request's traceparent; "" when
+	// the client sent none.
+	TraceID string `json:"trace_id,omitempty"`
+}
+
+// Method is the MCP method of the request (tools/call, resources/read,
+// ...): what a span is named by, and the tool label of metrics for kinds
+// whose name is not a tool's (a URI would make unbounded labels).
+func (c Call) Method() string {
+	switch c.Kind {
+	case "resource_read":
+		return "resources/read"
+	case "resource_subscribe":
+		return "resources/subscribe"
+	case "prompt_get":
+		return "prompts/get"
+	case "completion":
+		return "completion/complete"
+	}
+	return "tools/call"
 }
 
 // ToolCallBegin is emitted when a call enters the host, before approval.
@@ -159,6 +182,12 @@ type ToolCallEnd struct {
 	// Result is the event projection of the result (capped at 1 MiB).
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  string          `json:"error,omitempty"`
+	// Decision is approved or denied; DecisionStep the step that decided
+	// (an approval_decision step, "rate_limit", "admit" for kinds that
+	// are admitted without approval, "host" for the host's own tools). Both are "" for a request that
+	// failed before it was decided (a stale catalog, a bad rewrite).
+	Decision     string `json:"decision,omitempty"`
+	DecisionStep string `json:"decision_step,omitempty"`
 }
 
 func (ToolCallEnd) Kind() string { return "tool_call_end" }

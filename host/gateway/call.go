@@ -122,6 +122,7 @@ func (s *session) start(ctx context.Context, req *mcp.CallToolRequest, step *exp
 		done:           make(chan struct{}),
 	}
 	callCtx = identity.With(context.WithValue(callCtx, callKey{}, c), s.caller)
+	callCtx = identity.WithClient(callCtx, s.client())
 	callCtx = events.WithTraceParent(callCtx, traceParent(req))
 	c.stopped = callCtx.Done()
 

@@ -434,7 +434,7 @@ const codeRefused = -32000
 // the pipeline, as this session's caller, and turns a refusal or a
 // failure into the JSON-RPC error the client receives.
 func (s *session) do(ctx context.Context, r pipeline.Request) (pipeline.Result, error) {
-	r.SessionID, r.Caller = s.id, s.caller
+	r.SessionID, r.Caller, r.Client = s.id, s.caller, s.client()
 	res := s.h.Pipeline().Do(ctx, r)
 	switch {
 	case res.Refused():

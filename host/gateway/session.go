@@ -44,6 +44,9 @@ type session struct {
 	// caller is who opened the session (serve with auth); nil otherwise.
 	// Set before the session is registered, then read-only.
 	caller *identity.Caller
+	// clientInfo caches the upstream client's initialize clientInfo
+	// (see client).
+	clientInfo atomic.Pointer[identity.Client]
 	// notices are log messages for this session that belong to no call.
 	notices chan *mcp.LoggingMessageParams
 	ended   chan struct{} // closed by end, once
@@ -97,6 +100,27 @@ func newSession(g *Gateway, h *host.Host) *session {
 	s.server = g.newServer(id, s.step)
 	s.server.AddReceivingMiddleware(s.answerDownTools, s.awaitFirstList, s.logOnInitialize)
 	return s
+}
+
+// client is the upstream client as it named itself in initialize, for
+// the audit records of its requests; nil before initialize.
+func (s *session) client() *identity.Client {
+	if c := s.clientInfo.Load(); c != nil {
+		return c
+	}
+	s.mu.Lock()
+	ss := s.ss
+	s.mu.Unlock()
+	if ss == nil {
+		return nil
+	}
+	p := ss.InitializeParams()
+	if p == nil || p.ClientInfo == nil {
+		return nil
+	}
+	c := &identity.Client{Name: p.ClientInfo.Name, Version: p.ClientInfo.Version}
+	s.clientInfo.Store(c)
+	return c
 }
 
 // awaitFirstList holds the session's first tools/list (or resources,

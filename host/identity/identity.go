@@ -55,3 +55,27 @@ func From(ctx context.Context) *Caller {
 	c, _ := ctx.Value(ctxKey{}).(*Caller)
 	return c
 }
+
+// Client is the upstream program that sent a request, as it named itself
+// in initialize (clientInfo). Without serve { auth } it is all that is
+// known of who asked; it is not authenticated, only recorded.
+type Client struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+}
+
+type clientKey struct{}
+
+// WithClient returns ctx carrying c.
+func WithClient(ctx context.Context, c *Client) context.Context {
+	if c == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, clientKey{}, c)
+}
+
+// ClientFrom returns the client ctx carries, or nil.
+func ClientFrom(ctx context.Context) *Client {
+	c, _ := ctx.Value(clientKey{}).(*Client)
+	return c
+}

@@ -146,6 +146,8 @@ type Request struct {
 	Arguments json.RawMessage
 	// Caller is who asked; nil means identity.From(ctx).
 	Caller *identity.Caller
+	// Client is the upstream client; nil means identity.ClientFrom(ctx).
+	Client *identity.Client
 	// TraceParent is the W3C traceparent; "" means events.TraceParent(ctx).
 	TraceParent string
 	// Started is when the request entered the host; zero means now.
@@ -218,14 +220,32 @@ func (p *Pipeline) Do(ctx context.Context, r Request) Result {
 	if r.Caller == nil {
 		r.Caller = identity.From(ctx)
 	}
+	if r.Client == nil {
+		r.Client = identity.ClientFrom(ctx)
+	}
 	if r.TraceParent == "" {
 		r.TraceParent = events.TraceParent(ctx)
 	}
 	f := &flight{p: p, r: r, stages: stages}
 	f.call = events.Call{CallID: r.ID, SessionID: r.SessionID, Server: r.Server, Tool: r.Name, URI: r.URI,
-		ModelName: r.ModelName, Caller: r.Caller, Kind: string(r.Kind)}
+		ModelName: r.ModelName, Caller: r.Caller, Client: r.Client, Kind: string(r.Kind), TraceID: traceID(r.TraceParent)}
 	return f.run(ctx)
 }
+
+// traceID is the trace id of a W3C traceparent (00-<trace id>-<span>-<flags>).
+func traceID(tp string) string {
+	if len(tp) < 35 {
+		return ""
+	}
+	return tp[3:35]
+}
+
+// Decision steps of requests that are not put to approval, as
+// tool_call_end's decision_step records them.
+const (
+	stepAdmit = "admit" // admitted (rate limits), not put to approval
+	stepHost  = "host"  // the host's own tool
+)
 
 // flight is one request on its way through the stages.
 type flight struct {
@@ -234,7 +254,11 @@ type flight struct {
 	stages Stage
 	call   events.Call
 	began  bool
+	// verdict and step are what decided, for tool_call_end.
+	verdict, step string
 }
+
+func (f *flight) decided(verdict, step string) { f.verdict, f.step = verdict, step }
 
 func (f *flight) run(ctx context.Context) Result {
 	p, r := f.p, f.r
@@ -257,6 +281,7 @@ func (f *flight) run(ctx context.Context) Result {
 			name = r.Name
 		}
 		if err := p.opts.Admit(r.Caller, name); err != nil {
+			f.decided(events.VerdictDenied, StepRateLimit)
 			p.opts.Events.Emit(events.ApprovalDecision{At: p.opts.Now(), Call: f.call, Step: StepRateLimit, By: "host",
 				Verdict: events.VerdictDenied, Rationale: err.Error()})
 			res := f.refused(events.CallDenied, err)
@@ -277,6 +302,7 @@ func (f *flight) run(ctx context.Context) Result {
 			Server: r.Server, Tool: r.Name, ModelName: r.ModelName,
 			Arguments: rawArgs,
 			Caller:    r.Caller,
+			Event:     f.call,
 		}
 		if t := r.Tool; t != nil {
 			areq.Annotations, areq.Title, areq.Description, areq.InputSchema = t.Annotations, t.Title, t.Description, t.InputSchema
@@ -285,6 +311,7 @@ func (f *flight) run(ctx context.Context) Result {
 			var blocked *approval.Decision
 			areq, blocked = p.opts.Approver.PreToolUse(ctx, areq, areq.InputSchema)
 			if blocked != nil {
+				f.decided(events.VerdictDenied, blocked.Step)
 				res := f.refused(events.CallDenied, errors.New(blocked.Text))
 				res.Decision = *blocked
 				return res
@@ -300,10 +327,19 @@ func (f *flight) run(ctx context.Context) Result {
 		if f.stages.Has(Decide) {
 			dec = p.opts.Approver.Decide(ctx, areq)
 			if !dec.Approved {
+				f.decided(events.VerdictDenied, dec.Step)
 				res := f.refused(events.CallDenied, errors.New(dec.Text))
 				res.Decision = dec
 				return res
 			}
+			f.decided(events.VerdictApproved, dec.Step)
+		}
+	}
+	if !f.stages.Has(Decide) {
+		if f.stages.Has(Admit) {
+			f.decided(events.VerdictApproved, stepAdmit)
+		} else {
+			f.decided(events.VerdictApproved, stepHost)
 		}
 	}
 
@@ -346,7 +382,7 @@ func (f *flight) execute(ctx context.Context, args json.RawMessage) Result {
 		out.Exec, out.Raw, out.Status, out.Err, out.Wall = &ex, ex.Raw, ex.Status, ex.Err, ex.Wall
 		if f.began {
 			p.opts.Events.Emit(events.ToolCallEnd{At: ex.Finished, Call: f.call, Status: ex.Status, Duration: ex.Wall,
-				Result: ex.EventResult, Error: ex.EventError})
+				Result: ex.EventResult, Error: ex.EventError, Decision: f.verdict, DecisionStep: f.step})
 		}
 		return out
 	case Builtin:
@@ -367,7 +403,8 @@ func (f *flight) execute(ctx context.Context, args json.RawMessage) Result {
 	}
 	out.Wall = p.opts.Now().Sub(r.Started)
 	if f.began {
-		ev := events.ToolCallEnd{At: p.opts.Now(), Call: f.call, Status: out.Status, Duration: out.Wall}
+		ev := events.ToolCallEnd{At: p.opts.Now(), Call: f.call, Status: out.Status, Duration: out.Wall,
+			Decision: f.verdict, DecisionStep: f.step}
 		if err != nil {
 			ev.Error = execution.Truncate(err.Error(), execution.EventResultMaxBytes)
 		}
@@ -389,7 +426,8 @@ func (f *flight) refused(status string, err error) Result {
 		res.Raw = ErrorResult(err.Error())
 	}
 	if f.began {
-		ev := events.ToolCallEnd{At: p.opts.Now(), Call: f.call, Status: status, Duration: wall, Error: err.Error()}
+		ev := events.ToolCallEnd{At: p.opts.Now(), Call: f.call, Status: status, Duration: wall, Error: err.Error(),
+			Decision: f.verdict, DecisionStep: f.step}
 		if res.Raw != nil {
 			ev.Result = execution.EventProjection(res.Raw, nil)
 		}

@@ -105,16 +105,29 @@ func TestEveryKindBeginsAndEndsOnce(t *testing.T) {
 						return errors.New("rate limit for " + c.Subject + " on " + name + ": retry in 3s")
 					}
 				}
-				ctx := identity.With(t.Context(), caller)
+				ctx := identity.WithClient(identity.With(t.Context(), caller), &identity.Client{Name: "inspector", Version: "1.0"})
+				ctx = events.WithTraceParent(ctx, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
 				res := pipeline.New(opts).Do(ctx, r)
 				begins, ends := events.Of[events.ToolCallBegin](rec), events.Of[events.ToolCallEnd](rec)
 				if len(begins) != 1 || len(ends) != 1 {
 					t.Fatalf("%d begin and %d end records, want one each: %v", len(begins), len(ends), rec.Events())
 				}
 				for _, c := range []events.Call{begins[0].Call, ends[0].Call} {
-					if c.Caller.Key() != caller.Key() || c.Kind != string(r.Kind) || c.Server != "s" || c.CallID != res.ID {
-						t.Errorf("record %+v lacks the caller, kind, server or id", c)
+					if c.Caller.Key() != caller.Key() || c.Kind != string(r.Kind) || c.Server != "s" || c.CallID != res.ID ||
+						c.Client == nil || c.Client.Name != "inspector" || c.TraceID != "0af7651916cd43dd8448eb211c80319c" {
+						t.Errorf("record %+v lacks the caller, kind, server, id, client or trace id", c)
 					}
+				}
+				wantStep := "admit"
+				if r.Kind == pipeline.ToolCall {
+					wantStep = approval.StepMode
+				}
+				wantDecision := events.VerdictApproved
+				if limited {
+					wantStep, wantDecision = pipeline.StepRateLimit, events.VerdictDenied
+				}
+				if ends[0].Decision != wantDecision || ends[0].DecisionStep != wantStep || ends[0].Duration < 0 {
+					t.Errorf("end records decision %q by %q, want %q by %q", ends[0].Decision, ends[0].DecisionStep, wantDecision, wantStep)
 				}
 				if limited {
 					want := "rate limit for alice on " + r.ModelName + ": retry in 3s"

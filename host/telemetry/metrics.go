@@ -110,8 +110,12 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 func (m *Metrics) Emit(e events.Event) {
 	switch e := e.(type) {
 	case events.ToolCallEnd:
-		m.calls.WithLabelValues(e.Server, e.Tool, e.Status).Inc()
-		m.duration.WithLabelValues(e.Server, e.Tool, e.Status).Observe(e.Duration.Seconds())
+		tool := e.Tool
+		if m := e.Method(); m != "tools/call" {
+			tool = m
+		}
+		m.calls.WithLabelValues(e.Server, tool, e.Status).Inc()
+		m.duration.WithLabelValues(e.Server, tool, e.Status).Observe(e.Duration.Seconds())
 	case events.ApprovalDecision:
 		m.approvals.WithLabelValues(e.Step, e.Verdict).Inc()
 	case events.ServerStartup:

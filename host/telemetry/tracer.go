@@ -53,7 +53,7 @@ func (t *Tracer) Emit(e events.Event) {
 		if e.TraceParent != "" {
 			ctx = t.prop.Extract(ctx, propagation.MapCarrier{"traceparent": e.TraceParent})
 		}
-		ctx, span := t.tracer.Start(ctx, "tools/call "+e.ModelName,
+		ctx, span := t.tracer.Start(ctx, e.Method()+" "+e.ModelName,
 			trace.WithTimestamp(e.At), trace.WithSpanKind(trace.SpanKindServer),
 			trace.WithAttributes(callAttributes(e.Call)...))
 		t.mu.Lock()

@@ -208,7 +208,10 @@
 //	                      {"event":"call","tool":…,"arguments":…,"meta":…,"pid":…}
 //	                      and per cancelled call {"event":"cancelled","tool":…,"pid":…};
 //	                      each notifications/cancelled received is logged as
-//	                      it arrives: {"event":"cancel_notification","request_id":…}.
+//	                      it arrives: {"event":"cancel_notification","request_id":…};
+//	                      and per resources/read, resources/subscribe, prompts/get
+//	                      and completion/complete
+//	                      {"event":"request","tool":"<method> <uri or name>","pid":…}.
 //	                      meta is the request's _meta as received; under
 //	                      2026-07-28 it includes the protocol's own
 //	                      io.modelcontextprotocol/* keys.

@@ -57,6 +57,8 @@ func (d *Demo) receivingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				entry.RequestID = p.RequestID
 			}
 			d.logCall(entry)
+		case "resources/read", "resources/subscribe", "prompts/get", "completion/complete":
+			d.logRequest(method, req)
 		}
 		return next(ctx, method, req)
 	}
@@ -160,6 +162,26 @@ func (d *Demo) callTool(ctx context.Context, method string, req mcp.Request, nex
 		d.logCall(callLogEntry{Event: "cancelled", Tool: name})
 	}
 	return res, err
+}
+
+// logRequest records a request other than a tool call in the call log
+// as {"event":"request","tool":"<method> <uri or name>"}, so tests can
+// tell what reached the server.
+func (d *Demo) logRequest(method string, req mcp.Request) {
+	target := ""
+	switch r := req.(type) {
+	case *mcp.ReadResourceRequest:
+		target = r.Params.URI
+	case *mcp.SubscribeRequest:
+		target = r.Params.URI
+	case *mcp.GetPromptRequest:
+		target = r.Params.Name
+	case *mcp.CompleteRequest:
+		if r.Params.Ref != nil {
+			target = r.Params.Ref.Name + r.Params.Ref.URI
+		}
+	}
+	d.logCall(callLogEntry{Event: "request", Tool: method + " " + target})
 }
 
 func (d *Demo) logCall(e callLogEntry) {

@@ -32,7 +32,8 @@ CMDS := \
 	toolgate=./host/cmd/toolgate \
 	mcp-demo=./testplugins/mcp-demo \
 	conformance-client=./testplugins/conformance-client \
-	bare-gateway=./testplugins/bare-gateway
+	bare-gateway=./testplugins/bare-gateway \
+	sdk-floor=./testplugins/sdk-floor
 
 .PHONY: help
 help: ## list targets

@@ -18,6 +18,7 @@ var Packages = map[string]string{
 	"mcp-demo":           "./testplugins/mcp-demo",
 	"conformance-client": "./testplugins/conformance-client",
 	"bare-gateway":       "./testplugins/bare-gateway",
+	"sdk-floor":          "./testplugins/sdk-floor",
 	// go-sdk's conformance fixture server, built from the module cache at
 	// the go.mod version.
 	"testplugins/everything-server": "github.com/modelcontextprotocol/go-sdk/conformance/everything-server",

@@ -43,7 +43,11 @@ func Start(ctx context.Context, argv []string) (*Floor, error) {
 	}
 	f := &Floor{cmd: cmd}
 	client := mcp.NewClient(&mcp.Implementation{Name: "sdk-floor", Version: "1"}, nil)
-	f.session, err = client.Connect(ctx, &stdio{w: in, r: out}, nil)
+	// The protocol version toolgate's client speaks to a server first
+	// (mcpclient.LegacyVersion): a 2026-07-28 session answers every call
+	// with more (resultType, serverInfo in _meta), which would make the
+	// floor and toolgate do different work.
+	f.session, err = client.Connect(ctx, &stdio{w: in, r: out}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("initializing %s: %w", argv[0], err)

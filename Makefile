@@ -110,7 +110,7 @@ check: proto ## gofmt, go vet, build and vet for every supported OS/arch, the sd
 	@for platform in $(PLATFORMS); do \
 		os=$${platform%/*}; arch=$${platform#*/}; \
 		echo "GOOS=$$os GOARCH=$$arch go vet ./... && go build ./host/cmd/toolgate"; \
-		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) vet ./... || { echo "go vet fails for $$platform: put OS-specific code in _$$os.go files (see README, Platforms)"; exit 1; }; \
+		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) vet ./... || { echo "go vet fails for $$platform: put OS-specific code in _$$os.go files (see docs/processes.md, Platforms)"; exit 1; }; \
 		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build -o $(BIN)/cross/$$os-$$arch/ ./host/cmd/toolgate || { echo "toolgate does not build for $$platform"; exit 1; }; \
 	done
 	@leak=$$($(GO) list -deps -test ./sdk/... | grep -E '^$(MODULE)/(host|plugins)(/|$$)' || true); \

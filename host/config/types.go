@@ -177,7 +177,7 @@ type Serve struct {
 	// ForwardSampling makes toolgate serve declare the sampling client
 	// capability to its servers and forward their sampling/createMessage
 	// to the upstream client whose tool call is running; default false
-	// (README "Sampling"). A server block's forward_sampling overrides it.
+	// (docs/gateway.md, "Sampling"). A server block's forward_sampling overrides it.
 	ForwardSampling bool
 	// Auth, when set, makes serve accept OAuth access tokens and know
 	// each caller; nil = no caller identity (token_env_var at most).

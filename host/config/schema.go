@@ -165,6 +165,7 @@ type rawServer struct {
 	ParallelToolCalls        *hcl.Attribute `hcl:"supports_parallel_tool_calls,optional"`
 	RedactResults            *hcl.Attribute `hcl:"redact_results,optional"`
 	MaxTools                 *hcl.Attribute `hcl:"max_tools,optional"`
+	CallMeta                 *hcl.Attribute `hcl:"call_meta,optional"`
 
 	DeclRange hcl.Range // set by the loader
 }

@@ -19,9 +19,12 @@ import (
 	"github.com/toolgate/toolgate/host/execution"
 	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/host/exposure/embeddings"
+	"github.com/toolgate/toolgate/host/identity"
 	"github.com/toolgate/toolgate/host/launch"
+	"github.com/toolgate/toolgate/host/ledger"
 	"github.com/toolgate/toolgate/host/manager"
 	"github.com/toolgate/toolgate/host/mcpclient"
+	"github.com/toolgate/toolgate/host/pipeline"
 	"github.com/toolgate/toolgate/host/pluginhost"
 	"github.com/toolgate/toolgate/host/ratelimit"
 )
@@ -34,6 +37,10 @@ type Options struct {
 	Sinks []events.Sink
 	// LookupEnv reads the host environment; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// LimitClock is the clock serve's limit blocks read (host/ratelimit);
+	// nil means time.Now. Tests pass a stopped one, so a refusal's
+	// "Retry in N s" does not depend on how fast the machine is.
+	LimitClock func() time.Time
 	// ClientInfo identifies the host to servers; nil means toolgate.
 	ClientInfo *mcp.Implementation
 	// Asker answers the user path of approval and server-initiated
@@ -88,8 +95,10 @@ type Host struct {
 	mu       sync.RWMutex // guards the parts a reload replaces
 	cfg      *config.Config
 	approval *approval.Procedure
+	shadow   *approval.ShadowRunner // runs mode = "shadow" hooks; closed with the host
 	executor *execution.Executor
 	limiter  *ratelimit.Limiter // serve's limit blocks; nil = none
+	pipeline *pipeline.Pipeline // built from approval, executor and limiter
 	envs     *environment.Registry
 
 	// persistMu serializes "don't ask again" writes to config files.
@@ -112,8 +121,15 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		h.cwd, _ = os.Getwd()
 	}
 	if cfg.AuditLog != "" {
+		signer, err := ledger.LoadSigner(cfg.AuditSigning.KeyFile, cfg.AuditSigning.KeyEnv, opts.LookupEnv)
+		if err != nil {
+			bus.Close()
+			return nil, err
+		}
 		a, err := events.OpenAudit(cfg.AuditLog, events.WithAuditLogger(log.Named("audit")),
-			events.WithAuditRedactor(h.secrets.Redact))
+			events.WithAuditRedactor(h.secrets.RedactRecord),
+			events.WithLedgerRotation(events.LedgerRotation{MaxBytes: cfg.AuditRotate.MaxBytes, MaxAge: cfg.AuditRotate.MaxAge}),
+			events.WithLedgerSigner(signer, cfg.AuditSigning.CheckpointEvery))
 		if err != nil {
 			bus.Close()
 			return nil, fmt.Errorf("opening audit log: %w", err)
@@ -129,6 +145,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	// --- plugins (host/pluginhost): nothing starts before first use.
 	h.plugins = pluginhost.New(cfg, pluginhost.Options{Logger: log, Events: bus, LookupEnv: opts.LookupEnv, Cwd: h.cwd})
 	h.envs = h.environments(cfg)
+	h.shadow = approval.NewShadowRunner()
 	h.approval = approval.New(h.approvalOptions(cfg))
 
 	mo := opts.Manager
@@ -142,7 +159,8 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	}
 	h.Manager = manager.New(cfg, mo)
 	h.executor = h.newExecutor(cfg)
-	h.limiter = ratelimit.New(cfg.Serve.Limits, nil)
+	h.limiter = ratelimit.New(cfg.Serve.Limits, h.opts.LimitClock)
+	h.pipeline = h.newPipeline()
 	h.embedder = h.newEmbedder(cfg, nil, nil)
 	return h, nil
 }
@@ -164,14 +182,16 @@ func (h *Host) approvalOptions(cfg *config.Config) approval.Options {
 		pre, post = append(pre, a), append(post, a)
 	}
 	return approval.Options{
-		Approval:    cfg.Approval,
-		Server:      cfg.Server,
-		Hooks:       append(h.plugins.Hooks(), h.opts.Hooks...),
-		PreToolUse:  append(pre, h.opts.PreToolUse...),
-		PostToolUse: append(post, h.opts.PostToolUse...),
-		Reviewer:    reviewer,
-		Asker:       h.opts.Asker,
-		Persist:     h.rememberApproval,
+		Approval:     cfg.Approval,
+		Server:       cfg.Server,
+		Hooks:        append(h.plugins.Hooks(), h.opts.Hooks...),
+		ShadowHooks:  h.plugins.ShadowHooks(),
+		ShadowRunner: h.shadow,
+		PreToolUse:   append(pre, h.opts.PreToolUse...),
+		PostToolUse:  append(post, h.opts.PostToolUse...),
+		Reviewer:     reviewer,
+		Asker:        h.opts.Asker,
+		Persist:      h.rememberApproval,
 		// The operator decides whether an upstream client may write
 		// persistent approvals into their config; a read-only config
 		// (a ConfigMap) cannot take them at all.
@@ -208,7 +228,6 @@ func (h *Host) newExecutor(cfg *config.Config) *execution.Executor {
 		Permissions: cfg.Approval.Permissions,
 		Cwd:         h.cwd,
 		CallMeta:    callMetaServers(cfg),
-		Events:      h.Bus,
 		// Results are serialized only where something keeps them.
 		RecordResults: cfg.AuditLog != "" || h.log.IsDebug(),
 		Logger:        h.log.Named("execution"),
@@ -227,6 +246,30 @@ func callMetaServers(cfg *config.Config) map[string]bool {
 		}
 	}
 	return set
+}
+
+// newPipeline builds the request pipeline from the parts in force; the
+// caller holds mu or owns h.
+func (h *Host) newPipeline() *pipeline.Pipeline {
+	var admit func(*identity.Caller, string) error
+	if limiter := h.limiter; limiter != nil {
+		admit = limiter.Admit
+	}
+	return pipeline.New(pipeline.Options{
+		Approver: h.approval,
+		Executor: h.executor,
+		Servers:  h.Manager,
+		Admit:    admit,
+		Events:   h.Bus,
+	})
+}
+
+// Pipeline returns the request pipeline in force: every request to a
+// server, from any door, goes through it.
+func (h *Host) Pipeline() *pipeline.Pipeline {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.pipeline
 }
 
 // Config returns the configuration in force.
@@ -254,17 +297,11 @@ func (h *Host) Start(ctx context.Context) { h.Manager.Start(ctx) }
 // The step captures the catalog on first use.
 func (h *Host) NewStep(sessionID string) *exposure.Step {
 	h.mu.RLock()
-	cfg, proc, exec, limiter, emb := h.cfg, h.approval, h.executor, h.limiter, h.embedder
+	cfg, pl, emb := h.cfg, h.pipeline, h.embedder
 	h.mu.RUnlock()
-	var admit func(events.Call) error
-	if limiter != nil {
-		admit = func(c events.Call) error { return limiter.Admit(c.Caller, c.ModelName) }
-	}
 	return exposure.NewStep(exposure.Options{
-		Admit:      admit,
 		Catalogs:   h.Manager,
-		Approver:   proc,
-		Executor:   exec,
+		Pipeline:   pl,
 		SessionID:  sessionID,
 		Model:      cfg.Model,
 		Events:     h.Bus,
@@ -317,8 +354,9 @@ func (h *Host) Apply(cfg *config.Config) manager.ApplyResult {
 	h.executor = h.newExecutor(cfg)
 	if !slices.EqualFunc(old.Serve.Limits, cfg.Serve.Limits, sameLimit) {
 		// Changed limits start with full buckets.
-		h.limiter = ratelimit.New(cfg.Serve.Limits, nil)
+		h.limiter = ratelimit.New(cfg.Serve.Limits, h.opts.LimitClock)
 	}
+	h.pipeline = h.newPipeline()
 	h.embedder = h.newEmbedder(cfg, old, h.embedder)
 	envs := h.envs
 	h.mu.Unlock()
@@ -366,6 +404,8 @@ func (h *Host) rememberApproval(server, tool, definition string) error {
 // audit log. Idempotent.
 func (h *Host) Close() error {
 	err := h.Manager.Close()
+	// Shadow hooks still running are cancelled before their plugins stop.
+	h.shadow.Close()
 	// --- plugins: after the servers, whose processes a launcher plugin may run.
 	err = errors.Join(err, h.plugins.Close())
 	h.Bus.Close()

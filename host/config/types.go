@@ -22,6 +22,11 @@ type Config struct {
 	// AuditOnError says what a failing audit log means for calls
 	// (audit { on_error }); default AuditOnErrorLog.
 	AuditOnError AuditOnError
+	// AuditRotate and AuditSigning are audit { rotate {} } and audit {
+	// signing {} }: when the ledger starts a new file, and the key its
+	// checkpoints are signed with.
+	AuditRotate  AuditRotate
+	AuditSigning AuditSigning
 
 	Approval Approval
 	Exposure Exposure
@@ -217,6 +222,27 @@ const (
 	KindLauncher PluginKind = "launcher"
 )
 
+// AuditRotate says when the audit ledger moves to a new file; zero
+// fields never rotate. The rotated file is renamed to
+// <name>-<UTC time>.<ext> and the new file continues its hash chain.
+type AuditRotate struct {
+	MaxBytes int64
+	MaxAge   time.Duration
+}
+
+// DefaultCheckpointEvery is how many records go between two signed
+// checkpoints when audit { signing { checkpoint_every } } is not set.
+const DefaultCheckpointEvery = 1000
+
+// AuditSigning is where the Ed25519 key that signs ledger checkpoints
+// comes from: a file (KeyFile, absolute) or an environment variable
+// (KeyEnv). Both empty = checkpoints are not signed.
+type AuditSigning struct {
+	KeyFile         string
+	KeyEnv          string
+	CheckpointEvery int
+}
+
 // AuditOnError says what happens to calls while the audit log cannot be
 // written.
 type AuditOnError string
@@ -249,6 +275,9 @@ type Plugin struct {
 	// Config is the raw plugin-owned config {} body, decoded later by the
 	// plugin host with the schema the plugin reports. nil = no block.
 	Config hcl.Body
+	// Hook-only: Shadow (mode = "shadow") runs the hook beside the
+	// enforced chain; its decision is recorded, never applied.
+	Shadow bool
 	// Hook-only: which tools this hook sees. Empty = all tools.
 	Match []HookMatch
 	// Hook-only: events this hook receives. Empty = all events.
@@ -384,6 +413,11 @@ type Server struct {
 	// given (credential env values, tokens, credential headers) in the
 	// results the model gets. The audit log redacts them either way.
 	RedactResults bool
+	// RedactSecretFormats (default false) also replaces well-known
+	// credential formats (AWS keys, GitHub and Slack tokens, JWTs, Bearer
+	// values, private key blocks: mcpclient.SecretFormats) in the results
+	// the model gets. The audit log and the logs replace them either way.
+	RedactSecretFormats bool
 	// MaxTools is how many of the server's tools are kept (max_tools); a
 	// server listing more is degraded, keeping the first MaxTools. 0 =
 	// unset (mcpclient.DefaultMaxTools).
@@ -394,6 +428,13 @@ type Server struct {
 	// and few use them. A server that declares a sandbox-state capability
 	// gets them either way (execution.Meta).
 	CallMeta bool
+	// MaxDescriptionBytes and MaxSchemaBytes cap each listed tool's
+	// description and each of its schemas (max_description_bytes,
+	// max_schema_bytes); past them the description is cut with a marker
+	// and the schema replaced, with a warning. 0 = unset (the mcpclient
+	// defaults, 8 KiB and 64 KiB).
+	MaxDescriptionBytes int
+	MaxSchemaBytes      int
 
 	DeclRange hcl.Range
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/toolgate/toolgate/host/identity"
 )
 
@@ -77,13 +79,20 @@ type ServerState struct {
 
 func (ServerState) Kind() string { return "server_state" }
 
-// Call identifies one tool call in every call event.
+// Call identifies one request in every call event: a tool call, or
+// another kind of request to a server (host/pipeline's kinds).
 type Call struct {
 	CallID    string `json:"call_id"`
 	SessionID string `json:"session_id"`
-	Server    string `json:"server"`
-	Tool      string `json:"tool"`       // raw tool name
-	ModelName string `json:"model_name"` // flat model-visible name
+	// Kind is the request's kind (tool_call, builtin, resource_read,
+	// resource_subscribe, prompt_get, completion); "" in events of
+	// code that predates kinds means a tool call.
+	Kind   string `json:"kind,omitempty"`
+	Server string `json:"server"`
+	Tool   string `json:"tool"` // raw name: the tool, prompt or completion's prompt ref
+	// URI is the raw resource URI of resource kinds.
+	URI       string `json:"uri,omitempty"`
+	ModelName string `json:"model_name"` // the name the client used
 	// Caller is who made the call (toolgate serve with auth); omitted
 	// when unknown.
 	Caller *identity.Caller `json:"caller,omitempty"`
@@ -94,6 +103,10 @@ type ToolCallBegin struct {
 	At time.Time `json:"at"`
 	Call
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Annotations are the tool's hints as the approval chain saw them,
+	// so `toolgate replay` can decide the call again; nil when the
+	// server declared none.
+	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
 	// TraceParent is the W3C traceparent the client sent with the call
 	// (in _meta or as an HTTP header), so a tracer can join its trace;
 	// "" when none. See WithTraceParent.
@@ -222,3 +235,24 @@ type SamplingRequest struct {
 }
 
 func (SamplingRequest) Kind() string { return "sampling_request" }
+
+// ShadowDecision is what a shadow hook (mode = "shadow") answered for a
+// call the enforced chain had decided: recorded beside the real decision,
+// never applied. Differs is set when the hook allowed what was denied or
+// denied what was allowed.
+type ShadowDecision struct {
+	At time.Time `json:"at"`
+	Call
+	Hook string `json:"by"`
+	// Decision is allow, deny, none (no opinion) or error (failed, timed
+	// out, or cancelled when the host stopped).
+	Decision     string        `json:"shadow_decision"`
+	Enforced     string        `json:"enforced"` // allow | deny
+	EnforcedStep string        `json:"enforced_step"`
+	Differs      bool          `json:"differs"`
+	Message      string        `json:"message,omitempty"`
+	Error        string        `json:"error,omitempty"`
+	Duration     time.Duration `json:"duration_ns"`
+}
+
+func (ShadowDecision) Kind() string { return "shadow_decision" }

@@ -13,9 +13,8 @@ import (
 
 	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testbin"
+	"github.com/toolgate/toolgate/internal/testwait"
 )
-
-func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 
 // TestCloseEndsEverythingTheChildStarted: a server whose three children
 // stay in its group and whose grandchild calls setsid leaves nothing
@@ -26,6 +25,9 @@ func TestCloseEndsEverythingTheChildStarted(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			m := newManager(string(mode))
 			if kind, why := m.Kind(); kind != mode {
+				if mode == KindCgroup {
+					testbin.SkipWithoutCgroup(t, "containment here is %s: %v", kind, why)
+				}
 				t.Skipf("containment here is %s: %v", kind, why)
 			}
 			cell, err := m.NewCell("demo server/1")
@@ -43,7 +45,7 @@ func TestCloseEndsEverythingTheChildStarted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cell.Prepare(cmd.SysProcAttr)
+			cell.Prepare(cmd)
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -51,14 +53,9 @@ func TestCloseEndsEverythingTheChildStarted(t *testing.T) {
 				t.Fatal(err)
 			}
 			var family []int
-			select {
-			case line := <-lines:
-				for f := range strings.FieldsSeq(line) {
-					pid, _ := strconv.Atoi(f)
-					family = append(family, pid)
-				}
-			case <-t.Context().Done():
-				t.Fatal("no family line")
+			for f := range strings.FieldsSeq(testwait.Recv(t, lines, "the family line")) {
+				pid, _ := strconv.Atoi(f)
+				family = append(family, pid)
 			}
 			if len(family) != 5 {
 				t.Fatalf("family %v, want 5 pids", family)
@@ -155,7 +152,7 @@ func TestCellName(t *testing.T) {
 func TestKilledSupervisorIsReplaced(t *testing.T) {
 	m := newManager("")
 	if kind, why := m.Kind(); kind != KindCgroup {
-		t.Skipf("containment here is %s: %v", kind, why)
+		testbin.SkipWithoutCgroup(t, "containment here is %s: %v", kind, why)
 	}
 	first, err := m.NewCell("first")
 	if err != nil {
@@ -196,7 +193,7 @@ func TestKilledSupervisorIsReplaced(t *testing.T) {
 func TestKillWithoutCgroupKill(t *testing.T) {
 	m := newManager("")
 	if kind, why := m.Kind(); kind != KindCgroup {
-		t.Skipf("containment here is %s: %v", kind, why)
+		testbin.SkipWithoutCgroup(t, "containment here is %s: %v", kind, why)
 	}
 	cell, err := m.NewCell("old-kernel")
 	if err != nil {
@@ -213,7 +210,7 @@ func TestKillWithoutCgroupKill(t *testing.T) {
 	if _, err := cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
-	cell.Prepare(cmd.SysProcAttr)
+	cell.Prepare(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -221,14 +218,9 @@ func TestKillWithoutCgroupKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	var family []int
-	select {
-	case line := <-lines:
-		for f := range strings.FieldsSeq(line) {
-			pid, _ := strconv.Atoi(f)
-			family = append(family, pid)
-		}
-	case <-t.Context().Done():
-		t.Fatal("no family line")
+	for f := range strings.FieldsSeq(testwait.Recv(t, lines, "the family line")) {
+		pid, _ := strconv.Atoi(f)
+		family = append(family, pid)
 	}
 	kill := func() error { return signalCgroupTree(cell.dir, syscall.SIGKILL) }
 	if err := kill(); err != nil {

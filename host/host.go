@@ -227,10 +227,25 @@ func (h *Host) newExecutor(cfg *config.Config) *execution.Executor {
 		Model:       cfg.Model,
 		Permissions: cfg.Approval.Permissions,
 		Cwd:         h.cwd,
+		CallMeta:    callMetaServers(cfg),
 		// Results are serialized only where something keeps them.
 		RecordResults: cfg.AuditLog != "" || h.log.IsDebug(),
 		Logger:        h.log.Named("execution"),
 	})
+}
+
+// callMetaServers names the servers with call_meta = true.
+func callMetaServers(cfg *config.Config) map[string]bool {
+	var set map[string]bool
+	for _, s := range cfg.Servers {
+		if s.CallMeta {
+			if set == nil {
+				set = map[string]bool{}
+			}
+			set[s.Name] = true
+		}
+	}
+	return set
 }
 
 // newPipeline builds the request pipeline from the parts in force; the

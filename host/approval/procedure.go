@@ -205,8 +205,7 @@ func (p *Procedure) decide(ctx context.Context, r Request) Decision {
 		return p.decided(r, Decision{Approved: true, Step: StepMode, By: byHost}, why, "")
 	}
 	if !RequiresApproval(r.Mode, r.Annotations) {
-		return p.decided(r, Decision{Approved: true, Step: StepAnnotations, By: byHost},
-			fmt.Sprintf("mode %s does not require approval for this tool's annotations", r.Mode), "")
+		return p.decided(r, Decision{Approved: true, Step: StepAnnotations, By: byHost}, annotationsRationale(r.Mode), "")
 	}
 	if r.Mode == config.ModeAuto {
 		if approved, ok := p.memory.remembered(r.SessionID, r.Server, r.Tool); ok {
@@ -471,8 +470,10 @@ func (p *Procedure) decided(r Request, d Decision, note, risk string) Decision {
 		verdict = events.VerdictApproved
 		rationale = note
 	}
-	p.log.Debug("approval decision", "call_id", r.CallID, "server", r.Server, "tool", r.Tool,
-		"step", d.Step, "by", d.By, "verdict", verdict)
+	if p.log.IsDebug() { // on every call: boxing the arguments costs even when nothing is logged
+		p.log.Debug("approval decision", "call_id", r.CallID, "server", r.Server, "tool", r.Tool,
+			"step", d.Step, "by", d.By, "verdict", verdict)
+	}
 	p.emit(r, d.Step, d.By, verdict, rationale, risk)
 	return d
 }
@@ -500,3 +501,23 @@ func (p *Procedure) emitDecision(r Request, d Decision, verdict, rationale, risk
 		RiskLevel: risk,
 	})
 }
+
+// annotationsRationale is the audit rationale of a call its annotations
+// approved. It is on every such call, so the common modes' texts are
+// built once.
+func annotationsRationale(mode config.ApprovalMode) string {
+	switch mode {
+	case config.ModeAuto:
+		return rationaleAuto
+	case config.ModePrompt:
+		return rationalePrompt
+	}
+	return fmt.Sprintf(annotationsRationaleFormat, mode)
+}
+
+const annotationsRationaleFormat = "mode %s does not require approval for this tool's annotations"
+
+var (
+	rationaleAuto   = fmt.Sprintf(annotationsRationaleFormat, config.ModeAuto)
+	rationalePrompt = fmt.Sprintf(annotationsRationaleFormat, config.ModePrompt)
+)

@@ -57,6 +57,12 @@ func (p *Procedure) observe(ctx context.Context, r Request, d Decision) {
 	if p.shadowRun == nil || len(p.shadow) == 0 || p.events == nil {
 		return
 	}
+	p.runShadow(ctx, r, d)
+}
+
+// runShadow is observe's work, apart so that a call without shadow hooks
+// does not pay for what the goroutines capture (observe is on every call).
+func (p *Procedure) runShadow(ctx context.Context, r Request, d Decision) {
 	s := p.shadowRun
 	enforced := ShadowDeny
 	if d.Approved {

@@ -181,6 +181,7 @@ type rawServer struct {
 	RedactResults            *hcl.Attribute `hcl:"redact_results,optional"`
 	RedactSecretFormats      *hcl.Attribute `hcl:"redact_secret_formats,optional"`
 	MaxTools                 *hcl.Attribute `hcl:"max_tools,optional"`
+	CallMeta                 *hcl.Attribute `hcl:"call_meta,optional"`
 	MaxDescriptionBytes      *hcl.Attribute `hcl:"max_description_bytes,optional"`
 	MaxSchemaBytes           *hcl.Attribute `hcl:"max_schema_bytes,optional"`
 

@@ -100,6 +100,7 @@ func (l *loader) server(d *decoder, r *rawServer) {
 		s.ForwardSampling = &v
 	}
 	s.RedactResults = d.bool(r.RedactResults, s.RedactResults)
+	s.CallMeta = d.bool(r.CallMeta, false)
 	s.RedactSecretFormats = d.bool(r.RedactSecretFormats, s.RedactSecretFormats)
 	if v, ok := d.int(r.MaxTools, 1, MaxMaxTools); ok {
 		s.MaxTools = v

@@ -422,6 +422,12 @@ type Server struct {
 	// server listing more is degraded, keeping the first MaxTools. 0 =
 	// unset (mcpclient.DefaultMaxTools).
 	MaxTools int
+	// CallMeta (call_meta, default false) adds the call id and the
+	// session id (_meta callId, threadId, as Codex sends them) to every
+	// tools/call. Off by default: the server decodes them on every call
+	// and few use them. A server that declares a sandbox-state capability
+	// gets them either way (execution.Meta).
+	CallMeta bool
 	// MaxDescriptionBytes and MaxSchemaBytes cap each listed tool's
 	// description and each of its schemas (max_description_bytes,
 	// max_schema_bytes); past them the description is cut with a marker

@@ -40,6 +40,9 @@ type Options struct {
 	// Cwd is the sandbox working directory reported in sandbox-state meta;
 	// "" leaves it out.
 	Cwd string
+	// CallMeta names the servers whose calls carry the call id and the
+	// session id in _meta (their call_meta); see [Meta].
+	CallMeta map[string]bool
 	// RecordResults puts each call's event projection (up to 1 MiB) in
 	// Result.EventResult, for its tool_call_end event. Serializing a result costs about as much as
 	// the rest of the host's work on a call, so it is done only for a
@@ -125,9 +128,11 @@ type Executor struct {
 	model  config.Model
 	perms  config.Permissions
 	cwd    string
-	record bool
-	log    hclog.Logger
-	now    func() time.Time
+	// callMeta holds the servers whose calls carry the call ids.
+	callMeta map[string]bool
+	record   bool
+	log      hclog.Logger
+	now      func() time.Time
 }
 
 // New returns an Executor. It panics when opts.Caller is nil: that is a
@@ -137,13 +142,14 @@ func New(opts Options) *Executor {
 		panic("execution.New: Options.Caller is nil")
 	}
 	e := &Executor{
-		caller: opts.Caller,
-		model:  opts.Model,
-		perms:  opts.Permissions,
-		cwd:    opts.Cwd,
-		record: opts.RecordResults,
-		log:    opts.Logger,
-		now:    opts.Now,
+		caller:   opts.Caller,
+		model:    opts.Model,
+		perms:    opts.Permissions,
+		cwd:      opts.Cwd,
+		callMeta: opts.CallMeta,
+		record:   opts.RecordResults,
+		log:      opts.Logger,
+		now:      opts.Now,
 	}
 	if e.log == nil {
 		e.log = hclog.NewNullLogger()
@@ -165,7 +171,7 @@ func (e *Executor) Execute(ctx context.Context, req Request) Result {
 		started = e.now()
 	}
 	call := req.Call
-	meta := Meta(call, req.Capabilities, e.perms, e.cwd)
+	meta := Meta(call, req.Capabilities, e.perms, e.cwd, e.callMeta[call.Server])
 	// A nil RawMessage in an interface would go on the wire as
 	// "arguments": null; a nil interface becomes {}.
 	var args any

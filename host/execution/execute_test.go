@@ -51,6 +51,10 @@ var (
 )
 
 func newExecutor(caller execution.Caller, rec *events.Recorder) *execution.Executor {
+	return execution.New(executorOptions(caller, rec))
+}
+
+func executorOptions(caller execution.Caller, rec *events.Recorder) execution.Options {
 	opts := execution.Options{
 		Caller:      caller,
 		Model:       config.Model{OutputBudgetBytes: 4000},
@@ -61,7 +65,7 @@ func newExecutor(caller execution.Caller, rec *events.Recorder) *execution.Execu
 		// TestResultsAreRecordedOnlyWhenAsked for the default.
 		RecordResults: true,
 	}
-	return execution.New(opts)
+	return opts
 }
 
 func TestExecuteSendsTheCallWithMeta(t *testing.T) {
@@ -74,10 +78,11 @@ func TestExecuteSendsTheCallWithMeta(t *testing.T) {
 	}
 	type ctxKey struct{}
 	tests := []struct {
-		name string
-		args json.RawMessage
-		caps *mcp.ServerCapabilities
-		want seen
+		name     string
+		args     json.RawMessage
+		caps     *mcp.ServerCapabilities
+		callMeta bool // the server's call_meta
+		want     seen
 	}{
 		{
 			name: "arguments and sandbox state",
@@ -92,8 +97,15 @@ func TestExecuteSendsTheCallWithMeta(t *testing.T) {
 		},
 		{
 			// nil arguments must reach the manager as an untyped nil, which
-			// go-sdk sends as {} rather than null.
+			// go-sdk sends as {} rather than null; and without call_meta
+			// or a sandbox capability, no _meta at all.
 			name: "no arguments, no capabilities",
+			want: seen{server: "demo", tool: "slow", args: nil, meta: nil,
+				timeout: 7 * time.Second, ctxValue: "v"},
+		},
+		{
+			name:     "call_meta",
+			callMeta: true,
 			want: seen{server: "demo", tool: "slow", args: nil, meta: mcp.Meta{"callId": "c1", "threadId": "s1"},
 				timeout: 7 * time.Second, ctxValue: "v"},
 		},
@@ -106,7 +118,11 @@ func TestExecuteSendsTheCallWithMeta(t *testing.T) {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
 			}}
 			ctx := context.WithValue(t.Context(), ctxKey{}, "v")
-			res := newExecutor(caller, nil).Execute(ctx, execution.Request{
+			opts := executorOptions(caller, nil)
+			if tt.callMeta {
+				opts.CallMeta = map[string]bool{"demo": true}
+			}
+			res := execution.New(opts).Execute(ctx, execution.Request{
 				Call: slowCall, Arguments: tt.args, Capabilities: tt.caps, Timeout: 7 * time.Second,
 			})
 			if res.Status != events.CallCompleted || res.Err != nil {

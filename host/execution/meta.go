@@ -21,32 +21,44 @@ const (
 	CodexSandboxStateCapability = "codex/sandbox-state-meta"
 )
 
-// Keys of the _meta every tools/call carries.
+// Keys of the call ids in a tools/call's _meta.
 const (
 	MetaCallID   = "callId"
 	MetaThreadID = "threadId"
 )
 
-// Meta builds the _meta of one tools/call: the call id and the session id
-// (as threadId) always, and sandbox state under each sandbox capability
-// key the server declared in caps (nil caps: none). An empty cwd is left
-// out of the sandbox state rather than sent as "" or "file://".
-func Meta(call events.Call, caps *mcp.ServerCapabilities, perms config.Permissions, cwd string) mcp.Meta {
+// Meta builds the _meta of one tools/call, nil when there is nothing to
+// add: sandbox state under each sandbox capability key the server
+// declared in caps (nil caps: none), and the call id and the session id
+// (as threadId) when ids is set (the server's call_meta) or the server
+// declared a sandbox capability (a server written for Codex, which sends
+// them always). An empty cwd is left out of the sandbox state rather
+// than sent as "" or "file://".
+//
+// Nothing is added by default because every key costs the server a
+// decode on every call (issue 30: about 20 allocations and 10 KB in a
+// go-sdk server) and the ids mean nothing to most servers.
+func Meta(call events.Call, caps *mcp.ServerCapabilities, perms config.Permissions, cwd string, ids bool) mcp.Meta {
+	var ours, codex bool
+	if caps != nil {
+		_, ours = caps.Experimental[SandboxStateCapability]
+		_, codex = caps.Experimental[CodexSandboxStateCapability]
+	}
+	if !ids && !ours && !codex {
+		return nil
+	}
 	meta := mcp.Meta{
 		MetaCallID:   call.CallID,
 		MetaThreadID: call.SessionID,
 	}
-	if caps == nil {
-		return meta
-	}
-	if _, ok := caps.Experimental[SandboxStateCapability]; ok {
+	if ours {
 		state := map[string]any{"permissions": string(perms)}
 		if cwd != "" {
 			state["cwd"] = cwd
 		}
 		meta[SandboxStateCapability] = state
 	}
-	if _, ok := caps.Experimental[CodexSandboxStateCapability]; ok {
+	if codex {
 		state := map[string]any{"permissionProfile": string(perms)}
 		if cwd != "" {
 			state["sandboxCwd"] = fileURI(cwd)

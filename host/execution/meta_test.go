@@ -30,14 +30,17 @@ func TestMeta(t *testing.T) {
 		name string
 		caps *mcp.ServerCapabilities
 		cwd  string
+		ids  bool // call_meta
 		want mcp.Meta
 	}{
-		{name: "no capabilities", caps: nil, cwd: "/work/my project", want: base},
-		{name: "capabilities without experimental", caps: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}, cwd: "/work/my project", want: base},
+		{name: "no capabilities", caps: nil, cwd: "/work/my project", want: nil},
+		{name: "no capabilities, call_meta", caps: nil, cwd: "/work/my project", ids: true, want: base},
+		{name: "capabilities without experimental", caps: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}, cwd: "/work/my project", want: nil},
 		{
 			name: "unrelated experimental capability",
 			caps: &mcp.ServerCapabilities{Experimental: map[string]any{"acme/other": map[string]any{}}},
 			cwd:  "/work/my project",
+			ids:  true,
 			want: base,
 		},
 		{
@@ -70,7 +73,7 @@ func TestMeta(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := execution.Meta(call, tt.caps, config.PermWorkspaceWrite, tt.cwd)
+			got := execution.Meta(call, tt.caps, config.PermWorkspaceWrite, tt.cwd, tt.ids)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Meta (-want +got):\n%s", diff)
 			}

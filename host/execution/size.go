@@ -21,16 +21,34 @@ func ResultSize(res *mcp.CallToolResult) int {
 	for _, c := range res.Content {
 		n += blockSize(c)
 	}
+	if res.StructuredContent == nil && res.Meta == nil && !res.IsError {
+		return n + contentOnlyLen // the common result: no serializing at all
+	}
 	rest := *res
 	rest.Content = []mcp.Content{}
 	return n + len(blockJSONOf(&rest))
 }
+
+// The JSON length of the fixed parts of the common shapes, so that
+// ResultSize serializes nothing for a result of plain text blocks (it
+// runs on every call the gateway serves).
+var (
+	// contentOnlyLen: a result with content and nothing else, its
+	// content empty: {"content":[]}.
+	contentOnlyLen = len(blockJSONOf(&mcp.CallToolResult{Content: []mcp.Content{}}))
+	// plainTextLen: a text block without annotations or _meta, its text
+	// empty.
+	plainTextLen = len(blockJSON(&mcp.TextContent{}))
+)
 
 // blockSize is ResultSize for one content block.
 func blockSize(c mcp.Content) int {
 	data := base64.StdEncoding.EncodedLen
 	switch b := c.(type) {
 	case *mcp.TextContent:
+		if b.Annotations == nil && b.Meta == nil {
+			return plainTextLen + jsonTextLen(b.Text)
+		}
 		short := *b
 		short.Text = ""
 		return len(blockJSON(&short)) + jsonTextLen(b.Text)

@@ -52,3 +52,40 @@ func TestResultSize(t *testing.T) {
 		})
 	}
 }
+
+// TestResultSizePlainTextExact: the common result (text blocks, nothing
+// else), counted without serializing, has exactly the size of its JSON;
+// a block with annotations or a result with more takes the careful path
+// and still agrees.
+func TestResultSizePlainTextExact(t *testing.T) {
+	tests := map[string]*mcp.CallToolResult{
+		"one text":        {Content: []mcp.Content{&mcp.TextContent{Text: "hello"}}},
+		"texts to escape": {Content: []mcp.Content{&mcp.TextContent{Text: "a\"b\\c\n\x01"}, &mcp.TextContent{Text: "é€😀"}}},
+		"empty text":      {Content: []mcp.Content{&mcp.TextContent{}}},
+		"annotated text":  {Content: []mcp.Content{&mcp.TextContent{Text: "x", Annotations: &mcp.Annotations{Priority: 0.5}}}},
+		"text with _meta": {Content: []mcp.Content{&mcp.TextContent{Text: "x", Meta: mcp.Meta{"k": "v"}}}},
+		"structured":      {Content: []mcp.Content{&mcp.TextContent{Text: "x"}}, StructuredContent: map[string]any{"x": 1}},
+		"tool error":      {Content: []mcp.Content{&mcp.TextContent{Text: "failed"}}, IsError: true},
+		"result _meta":    {Content: []mcp.Content{&mcp.TextContent{Text: "x"}}, Meta: mcp.Meta{"k": "v"}},
+	}
+	for name, res := range tests {
+		t.Run(name, func(t *testing.T) {
+			wire, err := marshalCompact(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ResultSize(res); got != len(wire) {
+				t.Errorf("ResultSize = %d, the JSON %s has %d bytes", got, wire, len(wire))
+			}
+		})
+	}
+}
+
+// TestResultSizePlainTextAllocatesNothing: the gateway counts every
+// result it serves; the common one is counted without a copy.
+func TestResultSizePlainTextAllocatesNothing(t *testing.T) {
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello"}, &mcp.TextContent{Text: "world"}}}
+	if n := testing.AllocsPerRun(100, func() { ResultSize(res) }); n != 0 {
+		t.Errorf("ResultSize of a plain text result allocates %.0f times per call, want 0", n)
+	}
+}

@@ -88,6 +88,9 @@ type Step struct {
 	// serial lets parallel-safe calls share (RLock) while every other
 	// call runs alone (Lock).
 	serial sync.RWMutex
+	// unlock and runlock are serial's release functions, made once: the
+	// freshness stage hands one to the pipeline on every call.
+	unlock, runlock func()
 }
 
 // NewStep returns a step; nothing is captured until first use.
@@ -110,7 +113,9 @@ func NewStep(opts Options) *Step {
 	if opts.Pipeline == nil {
 		opts.Pipeline = pipeline.New(pipeline.Options{Events: opts.Events, Now: opts.Now})
 	}
-	return &Step{opts: opts, log: opts.Logger.Named("step"), found: map[string]bool{}}
+	s := &Step{opts: opts, log: opts.Logger.Named("step"), found: map[string]bool{}}
+	s.unlock, s.runlock = s.serial.Unlock, s.serial.RUnlock
+	return s
 }
 
 // SessionID is the step's approval session.
@@ -335,14 +340,12 @@ func (s *Step) do(ctx context.Context, t *Tool, r pipeline.Request) CallResult {
 // runs alone) and then checks the tool against the live catalog, since
 // approval may have waited on a human for minutes.
 func (s *Step) hold(t *Tool) (func(), error) {
-	release := s.serial.Unlock
 	if t.Parallel {
 		s.serial.RLock()
-		release = s.serial.RUnlock
-	} else {
-		s.serial.Lock()
+		return s.runlock, s.stillCurrent(t)
 	}
-	return release, s.stillCurrent(t)
+	s.serial.Lock()
+	return s.unlock, s.stillCurrent(t)
 }
 
 // stillCurrent checks the tool against the live catalog. Only a revision

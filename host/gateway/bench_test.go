@@ -23,12 +23,15 @@ import (
 // The benchmarks compare, in the same run, a go-sdk client calling
 // mcp-demo's echo through `toolgate serve --http` (mcp-demo behind it
 // over stdio) with the same client calling `mcp-demo --http` directly.
-// Targets: p50-ratio ≤ 1.15 and throughput-ratio ≥ 0.9. A third side,
-// bare-gateway, forwards the same calls to the same stdio mcp-demo and
-// does nothing else: its ratios (bare-p50-ratio, bare-throughput-ratio)
-// are what any gateway could reach on the machine at hand. Besides wall
-// time they report the CPU time each side's processes spend per call,
-// which a busy machine disturbs far less than latency.
+// Two yardsticks run in the same run: bare-gateway forwards the same
+// calls to the same stdio mcp-demo with plain JSON and no go-sdk (its
+// ratios, bare-p50-ratio and bare-throughput-ratio, are what any gateway
+// could reach on the machine at hand), and sdk-floor does the same with
+// go-sdk's Streamable HTTP server and client, nothing else (sdkfloor-*:
+// the floor of any gateway built on go-sdk, the one toolgate is judged
+// against; issue 30). Besides wall time they report the CPU time each
+// side's processes spend per call, which a busy machine disturbs far
+// less than latency.
 
 // benchTarget is one side of the comparison, run as real processes.
 type benchTarget struct {
@@ -72,10 +75,17 @@ func startTarget(b testing.TB, name, tool string, argv []string) benchTarget {
 	return benchTarget{name: name, url: url, tool: tool, pid: cmd.Process.Pid}
 }
 
-// benchTargets starts the sides: [0] direct, [1] bare-gateway, [2]
-// toolgate, [3] toolgate with an audit log (benchAll only); ratios are
-// against [0] (and, for toolgate, "-vs-bare" against [1]). toolgate runs
+// Indexes of the sides benchTargets starts: ratios are against direct
+// and, for toolgate's sides, against bare and floor too. toolgate runs
 // its approval chain on every call (echo is auto-approved).
+const (
+	sideDirect   = iota // the client → mcp-demo --http
+	sideBare            // bare-gateway → stdio mcp-demo
+	sideFloor           // sdk-floor → stdio mcp-demo
+	sideToolgate        // toolgate serve --http → stdio mcp-demo; then toolgate with an audit log (benchAll only)
+)
+
+// benchTargets starts the sides, in the order of the side constants.
 func benchTargets(b testing.TB) []benchTarget { return startBenchTargets(b, false) }
 
 // benchAll is benchTargets with the audit-log side.
@@ -86,6 +96,7 @@ func startBenchTargets(b testing.TB, audit bool) []benchTarget {
 	demo := testbin.Path(b, "mcp-demo")
 	direct := startTarget(b, "direct", "echo", []string{demo, "--http", "127.0.0.1:0", "--name", "demo"})
 	bare := startTarget(b, "bare", "echo", []string{testbin.Path(b, "bare-gateway"), "--http", "127.0.0.1:0", "--", demo, "--name", "demo"})
+	floor := startTarget(b, "sdkfloor", "echo", []string{testbin.Path(b, "sdk-floor"), "--http", "127.0.0.1:0", "--", demo, "--name", "demo"})
 	dir := b.TempDir()
 	src := fmt.Sprintf("server \"demo\" {\n  command = %q\n  args = [\"--name\", \"demo\"]\n}\n", demo)
 	gateway := func(name, top string) benchTarget {
@@ -97,7 +108,7 @@ func startBenchTargets(b testing.TB, audit bool) []benchTarget {
 		bt.waitServed(b)
 		return bt
 	}
-	out := []benchTarget{direct, bare, gateway("gateway", "")}
+	out := []benchTarget{direct, bare, floor, gateway("gateway", "")}
 	if audit {
 		out = append(out, gateway("gateway+audit", fmt.Sprintf("audit_log = %q\n", filepath.Join(dir, "audit.jsonl"))))
 	}
@@ -165,7 +176,7 @@ func (bt benchTarget) call(b testing.TB, cs *mcp.ClientSession) *mcp.CallToolRes
 }
 
 // TestBenchTargetsAgree keeps the benchmarks honest where CI can see it:
-// the three sides they time start, and answer the call they time with
+// the sides they time start, and answer the call they time with
 // the same result.
 func TestBenchTargetsAgree(t *testing.T) {
 	targets := benchTargets(t)
@@ -219,12 +230,16 @@ func BenchmarkCallLatency(b *testing.B) {
 		b.ReportMetric(float64(cpu[i].Microseconds())/float64(len(lat[i])), bt.name+"-cpu-µs/call")
 	}
 	p50 := func(i int) float64 { return float64(percentile(lat[i], 0.5)) }
-	b.ReportMetric(p50(1)/p50(0), "bare-p50-ratio")
-	b.ReportMetric(p50(2)/p50(0), "p50-ratio")
-	// Issue 19's targets: against bare-gateway in the same run.
-	for i := 2; i < len(targets); i++ {
-		b.ReportMetric(p50(i)/p50(1), targets[i].name+"-p50-vs-bare")
-		b.ReportMetric(float64(own[i])/float64(own[1]), targets[i].name+"-own-cpu-vs-bare")
+	b.ReportMetric(p50(sideBare)/p50(sideDirect), "bare-p50-ratio")
+	b.ReportMetric(p50(sideFloor)/p50(sideDirect), "sdkfloor-p50-ratio")
+	b.ReportMetric(p50(sideToolgate)/p50(sideDirect), "p50-ratio")
+	// Issue 30's targets are against the go-sdk floor, issue 19's
+	// against bare-gateway, each in the same run.
+	for i := sideToolgate; i < len(targets); i++ {
+		b.ReportMetric(p50(i)/p50(sideFloor), targets[i].name+"-p50-vs-floor")
+		b.ReportMetric(float64(own[i])/float64(own[sideFloor]), targets[i].name+"-own-cpu-vs-floor")
+		b.ReportMetric(p50(i)/p50(sideBare), targets[i].name+"-p50-vs-bare")
+		b.ReportMetric(float64(own[i])/float64(own[sideBare]), targets[i].name+"-own-cpu-vs-bare")
 	}
 	b.ReportMetric(0, "ns/op")
 }
@@ -289,11 +304,14 @@ func BenchmarkThroughput8Sessions(b *testing.B) {
 		}
 		b.ReportMetric(float64(cpu[i].Microseconds())/float64(calls), bt.name+"-cpu-µs/call")
 	}
-	b.ReportMetric(rate[1]/rate[0], "bare-throughput-ratio")
-	b.ReportMetric(rate[2]/rate[0], "throughput-ratio")
-	for i := 2; i < len(targets); i++ {
-		b.ReportMetric(rate[i]/rate[1], targets[i].name+"-throughput-vs-bare")
-		b.ReportMetric(float64(own[i])/float64(own[1]), targets[i].name+"-own-cpu-vs-bare")
+	b.ReportMetric(rate[sideBare]/rate[sideDirect], "bare-throughput-ratio")
+	b.ReportMetric(rate[sideFloor]/rate[sideDirect], "sdkfloor-throughput-ratio")
+	b.ReportMetric(rate[sideToolgate]/rate[sideDirect], "throughput-ratio")
+	for i := sideToolgate; i < len(targets); i++ {
+		b.ReportMetric(rate[i]/rate[sideFloor], targets[i].name+"-throughput-vs-floor")
+		b.ReportMetric(float64(own[i])/float64(own[sideFloor]), targets[i].name+"-own-cpu-vs-floor")
+		b.ReportMetric(rate[i]/rate[sideBare], targets[i].name+"-throughput-vs-bare")
+		b.ReportMetric(float64(own[i])/float64(own[sideBare]), targets[i].name+"-own-cpu-vs-bare")
 	}
 	// Resident memory of each side's own process (not its servers), idle
 	// after connecting and after the run; 0 where /proc is missing.

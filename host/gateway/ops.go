@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,16 +41,27 @@ func (o *ops) track() (done func()) {
 	o.mu.Lock()
 	o.active++
 	o.mu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			o.mu.Lock()
-			defer o.mu.Unlock()
-			if o.active--; o.active == 0 && o.idle != nil {
-				close(o.idle)
-				o.idle = nil
-			}
-		})
+	t := &tracked{o: o}
+	return t.end
+}
+
+// tracked is one piece of work track counts; end may be called more than
+// once.
+type tracked struct {
+	o     *ops
+	ended atomic.Bool
+}
+
+func (t *tracked) end() {
+	if !t.ended.CompareAndSwap(false, true) {
+		return
+	}
+	o := t.o
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.active--; o.active == 0 && o.idle != nil {
+		close(o.idle)
+		o.idle = nil
 	}
 }
 

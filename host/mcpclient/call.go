@@ -42,14 +42,18 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParams, opts 
 	if _, err := c.sessionOrErr(); err != nil {
 		return nil, err
 	}
-	p := *params
-	if p.Meta != nil {
-		p.Meta = cloneMeta(p.Meta)
-	}
+	p := params
 	if opts.OnProgress != nil {
+		// The token goes into _meta: a copy, so the caller's params and
+		// _meta stay as they were.
+		cp := *params
+		if cp.Meta != nil {
+			cp.Meta = cloneMeta(cp.Meta)
+		}
 		token := c.router.register(opts.OnProgress)
 		defer c.router.unregister(token)
-		p.SetProgressToken(token)
+		cp.SetProgressToken(token)
+		p = &cp
 	}
 	if opts.Timeout > 0 {
 		var cancel context.CancelCauseFunc
@@ -60,7 +64,7 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParams, opts 
 	}
 	var res *mcp.CallToolResult
 	err := c.run(ctx, func(s *mcp.ClientSession) (err error) {
-		res, err = s.CallTool(ctx, &p)
+		res, err = s.CallTool(ctx, p)
 		return err
 	})
 	if err != nil {

@@ -63,7 +63,9 @@ func startServe(t *testing.T, cfg string, env ...string) *served {
 		}
 	}()
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			_ = cmd.Process.Kill() // Windows has no interrupt to send
+		}
 		<-scanned
 		_ = cmd.Wait()
 		if t.Failed() {

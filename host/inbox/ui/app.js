@@ -18,10 +18,15 @@
     }
   }
 
-  // typing: a reason being written is not thrown away by a refresh.
+  // typing: a reason being written (or about to be) is not thrown away
+  // by a refresh; the refresh waits until the field loses focus.
   function typing() {
     const a = document.activeElement;
-    return a && a.tagName === "INPUT" && a.value !== "" && list.contains(a);
+    return a && a.tagName === "INPUT" && list.contains(a);
+  }
+  function signature(root) {
+    return Array.from(root.querySelectorAll("article[data-id]"), (a) => a.id + ":" + a.className).join(" ") +
+      "|" + root.querySelectorAll("article").length + "|" + (root.querySelector("p.empty") ? "empty" : "");
   }
   let stale = false;
   async function refresh() {
@@ -31,7 +36,9 @@
     if (!res.ok) return;
     const doc = new DOMParser().parseFromString(await res.text(), "text/html");
     const fresh = doc.getElementById("list");
-    if (fresh) { list.innerHTML = fresh.innerHTML; tick(); }
+    // Only a change of the approvals or their status rewrites the list,
+    // so the page the approver reads does not churn under them.
+    if (fresh && signature(fresh) !== signature(list)) { list.innerHTML = fresh.innerHTML; tick(); }
   }
   document.addEventListener("focusout", () => { if (stale) refresh(); });
 

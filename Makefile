@@ -110,13 +110,29 @@ chromium: ## make sure the Chromium the approvals browser test drives is install
 ARTIFACTS := $(BIN)/artifacts
 
 .PHONY: test
-test: build interop ssh-client chromium ## run every test with the race detector (builds binaries and referees first)
-	TOOLGATE_BIN=$(BIN) TOOLGATE_TESTPLUGINS_DIR=$(BIN)/testplugins TOOLGATE_INTEROP=$(CURDIR)/$(INTEROP) TOOLGATE_ARTIFACTS=$(ARTIFACTS) \
-		$(GO) test -race -timeout $(TEST_TIMEOUT) $(TESTFLAGS) ./...
-	@echo "test artifacts: screenshot of the approvals inbox at $(ARTIFACTS)/approvals-inbox.png"
+test: build interop ssh-client chromium ## run every test with the race detector (builds binaries and referees first); lists skipped tests at the end
 	@# deploy/validate is a module of its own (k8s.io/api stays out of
 	@# toolgate's graph): decode and cross-check the Kubernetes manifests.
 	cd deploy/validate && $(GO) test -race -timeout $(TEST_TIMEOUT) $(TESTFLAGS) ./...
+	@# -json through internal/testsummary: the output of a plain go test
+	@# (ok/FAIL lines, failures, races), then every skipped test and why.
+	@# The exit status stays go test's (pipefail).
+	@echo "test artifacts go to $(ARTIFACTS): the approvals inbox screenshot is $(ARTIFACTS)/approvals-inbox.png"
+	TOOLGATE_BIN=$(BIN) TOOLGATE_TESTPLUGINS_DIR=$(BIN)/testplugins TOOLGATE_INTEROP=$(CURDIR)/$(INTEROP) TOOLGATE_ARTIFACTS=$(ARTIFACTS) \
+		$(GO) test -race -json -timeout $(TEST_TIMEOUT) $(TESTFLAGS) ./... | $(GO) run ./internal/testsummary
+	@echo "screenshot of the approvals inbox: $(ARTIFACTS)/approvals-inbox.png"
+
+# The tests that need containment by cgroup v2 (they skip elsewhere, and
+# make test lists them at the end). test-cgroup runs them with
+# TOOLGATE_REQUIRE_CGROUP=1, which turns that skip into a failure: run it
+# as root or inside a delegated cgroup (systemd-run --user --scope -p
+# Delegate=yes make test-cgroup); CI's cgroup job does.
+CGROUP_TESTS := ^(TestCloseEndsEverythingTheChildStarted|TestKilledSupervisorIsReplaced|TestKillWithoutCgroupKill|TestPluginRunsInACgroupOfItsOwn|TestNoProcessOutlivesToolgate)$$
+
+.PHONY: test-cgroup
+test-cgroup: build ## run the cgroup containment tests, failing (not skipping) without a delegated cgroup v2
+	TOOLGATE_REQUIRE_CGROUP=1 TOOLGATE_BIN=$(BIN) TOOLGATE_TESTPLUGINS_DIR=$(BIN)/testplugins \
+		$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -run '$(CGROUP_TESTS)' ./internal/contain/ ./host/pluginhost/ ./host/gateway/
 
 .PHONY: bench
 bench: build ## run the benchmarks (ratios against baselines measured in the same run)
@@ -133,7 +149,7 @@ check: proto ## gofmt, go vet, build and vet for every supported OS/arch, the sd
 	@for platform in $(PLATFORMS); do \
 		os=$${platform%/*}; arch=$${platform#*/}; \
 		echo "GOOS=$$os GOARCH=$$arch go vet ./... && go build ./host/cmd/toolgate"; \
-		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) vet ./... || { echo "go vet fails for $$platform: put OS-specific code in _$$os.go files (see README, Platforms)"; exit 1; }; \
+		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) vet ./... || { echo "go vet fails for $$platform: put OS-specific code in _$$os.go files (see docs/processes.md, Platforms)"; exit 1; }; \
 		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build -o $(BIN)/cross/$$os-$$arch/ ./host/cmd/toolgate || { echo "toolgate does not build for $$platform"; exit 1; }; \
 	done
 	@leak=$$($(GO) list -deps -test ./sdk/... | grep -E '^$(MODULE)/(host|plugins)(/|$$)' || true); \

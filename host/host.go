@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/host/exposure/embeddings"
 	"github.com/toolgate/toolgate/host/launch"
+	"github.com/toolgate/toolgate/host/ledger"
 	"github.com/toolgate/toolgate/host/manager"
 	"github.com/toolgate/toolgate/host/mcpclient"
 	"github.com/toolgate/toolgate/host/pluginhost"
@@ -34,6 +35,10 @@ type Options struct {
 	Sinks []events.Sink
 	// LookupEnv reads the host environment; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// LimitClock is the clock serve's limit blocks read (host/ratelimit);
+	// nil means time.Now. Tests pass a stopped one, so a refusal's
+	// "Retry in N s" does not depend on how fast the machine is.
+	LimitClock func() time.Time
 	// ClientInfo identifies the host to servers; nil means toolgate.
 	ClientInfo *mcp.Implementation
 	// Asker answers the user path of approval and server-initiated
@@ -88,6 +93,7 @@ type Host struct {
 	mu       sync.RWMutex // guards the parts a reload replaces
 	cfg      *config.Config
 	approval *approval.Procedure
+	shadow   *approval.ShadowRunner // runs mode = "shadow" hooks; closed with the host
 	executor *execution.Executor
 	limiter  *ratelimit.Limiter // serve's limit blocks; nil = none
 	envs     *environment.Registry
@@ -112,8 +118,15 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		h.cwd, _ = os.Getwd()
 	}
 	if cfg.AuditLog != "" {
+		signer, err := ledger.LoadSigner(cfg.AuditSigning.KeyFile, cfg.AuditSigning.KeyEnv, opts.LookupEnv)
+		if err != nil {
+			bus.Close()
+			return nil, err
+		}
 		a, err := events.OpenAudit(cfg.AuditLog, events.WithAuditLogger(log.Named("audit")),
-			events.WithAuditRedactor(h.secrets.Redact))
+			events.WithAuditRedactor(h.secrets.Redact),
+			events.WithLedgerRotation(events.LedgerRotation{MaxBytes: cfg.AuditRotate.MaxBytes, MaxAge: cfg.AuditRotate.MaxAge}),
+			events.WithLedgerSigner(signer, cfg.AuditSigning.CheckpointEvery))
 		if err != nil {
 			bus.Close()
 			return nil, fmt.Errorf("opening audit log: %w", err)
@@ -129,6 +142,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	// --- plugins (host/pluginhost): nothing starts before first use.
 	h.plugins = pluginhost.New(cfg, pluginhost.Options{Logger: log, Events: bus, LookupEnv: opts.LookupEnv, Cwd: h.cwd})
 	h.envs = h.environments(cfg)
+	h.shadow = approval.NewShadowRunner()
 	h.approval = approval.New(h.approvalOptions(cfg))
 
 	mo := opts.Manager
@@ -142,7 +156,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	}
 	h.Manager = manager.New(cfg, mo)
 	h.executor = h.newExecutor(cfg)
-	h.limiter = ratelimit.New(cfg.Serve.Limits, nil)
+	h.limiter = ratelimit.New(cfg.Serve.Limits, h.opts.LimitClock)
 	h.embedder = h.newEmbedder(cfg, nil, nil)
 	return h, nil
 }
@@ -164,14 +178,16 @@ func (h *Host) approvalOptions(cfg *config.Config) approval.Options {
 		pre, post = append(pre, a), append(post, a)
 	}
 	return approval.Options{
-		Approval:    cfg.Approval,
-		Server:      cfg.Server,
-		Hooks:       append(h.plugins.Hooks(), h.opts.Hooks...),
-		PreToolUse:  append(pre, h.opts.PreToolUse...),
-		PostToolUse: append(post, h.opts.PostToolUse...),
-		Reviewer:    reviewer,
-		Asker:       h.opts.Asker,
-		Persist:     h.rememberApproval,
+		Approval:     cfg.Approval,
+		Server:       cfg.Server,
+		Hooks:        append(h.plugins.Hooks(), h.opts.Hooks...),
+		ShadowHooks:  h.plugins.ShadowHooks(),
+		ShadowRunner: h.shadow,
+		PreToolUse:   append(pre, h.opts.PreToolUse...),
+		PostToolUse:  append(post, h.opts.PostToolUse...),
+		Reviewer:     reviewer,
+		Asker:        h.opts.Asker,
+		Persist:      h.rememberApproval,
 		// The operator decides whether an upstream client may write
 		// persistent approvals into their config; a read-only config
 		// (a ConfigMap) cannot take them at all.
@@ -302,7 +318,7 @@ func (h *Host) Apply(cfg *config.Config) manager.ApplyResult {
 	h.executor = h.newExecutor(cfg)
 	if !slices.EqualFunc(old.Serve.Limits, cfg.Serve.Limits, sameLimit) {
 		// Changed limits start with full buckets.
-		h.limiter = ratelimit.New(cfg.Serve.Limits, nil)
+		h.limiter = ratelimit.New(cfg.Serve.Limits, h.opts.LimitClock)
 	}
 	h.embedder = h.newEmbedder(cfg, old, h.embedder)
 	envs := h.envs
@@ -351,6 +367,8 @@ func (h *Host) rememberApproval(server, tool, definition string) error {
 // audit log. Idempotent.
 func (h *Host) Close() error {
 	err := h.Manager.Close()
+	// Shadow hooks still running are cancelled before their plugins stop.
+	h.shadow.Close()
 	// --- plugins: after the servers, whose processes a launcher plugin may run.
 	err = errors.Join(err, h.plugins.Close())
 	h.Bus.Close()

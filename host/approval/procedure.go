@@ -25,6 +25,11 @@ type Options struct {
 	Server func(name string) (config.Server, bool)
 	// Hooks are the PermissionRequest hooks, in config order.
 	Hooks []Hook
+	// ShadowHooks run beside the enforced chain on ShadowRunner once a
+	// call is decided; their answers are recorded, never applied. Both
+	// are needed (and Events), else shadow hooks do not run.
+	ShadowHooks  []Hook
+	ShadowRunner *ShadowRunner
 	// PreToolUse hooks run before the procedure for every call, in config
 	// order (see [Procedure.PreToolUse]).
 	PreToolUse []PreToolUseHook
@@ -70,14 +75,16 @@ type Options struct {
 // A Procedure is safe for concurrent use.
 type Procedure struct {
 	// fixed at construction
-	approval config.Approval
-	server   func(string) (config.Server, bool)
-	hooks    []Hook
-	pre      []PreToolUseHook
-	post     []PostToolUseHook
-	reviewer Reviewer
-	asker    Asker
-	persist  func(server, tool, definition string) error
+	approval  config.Approval
+	server    func(string) (config.Server, bool)
+	hooks     []Hook
+	shadow    []Hook
+	shadowRun *ShadowRunner
+	pre       []PreToolUseHook
+	post      []PostToolUseHook
+	reviewer  Reviewer
+	asker     Asker
+	persist   func(server, tool, definition string) error
 	// noPersist: see Options.NoPersistentApproval.
 	noPersist bool
 	events    events.Sink
@@ -106,6 +113,8 @@ func New(opts Options) *Procedure {
 		approval:  opts.Approval,
 		server:    opts.Server,
 		hooks:     append([]Hook(nil), opts.Hooks...),
+		shadow:    append([]Hook(nil), opts.ShadowHooks...),
+		shadowRun: opts.ShadowRunner,
 		pre:       append([]PreToolUseHook(nil), opts.PreToolUse...),
 		post:      append([]PostToolUseHook(nil), opts.PostToolUse...),
 		reviewer:  opts.Reviewer,
@@ -169,6 +178,7 @@ func (p *Procedure) Decide(ctx context.Context, r Request) Decision {
 			return refused
 		}
 	}
+	p.observe(ctx, r, d)
 	return d
 }
 

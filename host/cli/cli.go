@@ -118,6 +118,8 @@ then the user config directory (toolgate/config.hcl).
 		newPluginsCmd(g),
 		newLoginCmd(g),
 		newLogoutCmd(g),
+		newAuditCmd(g),
+		newReplayCmd(g),
 		newVersionCmd(g),
 	)
 

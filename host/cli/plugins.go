@@ -68,7 +68,7 @@ Exit codes: 0 every plugin started; 1 a plugin failed to start;
 
 func printPlugins(g *globals, cfg *config.Config, status []pluginhost.Status) {
 	if len(status) == 0 {
-		fmt.Fprintln(g.io.Out, `no plugins configured: add a plugin block (see "Writing a plugin" in the README)`)
+		fmt.Fprintln(g.io.Out, `no plugins configured: add a plugin block (see "Writing a plugin" in sdk/README.md)`)
 		return
 	}
 	tw := tabwriter.NewWriter(g.io.Out, 0, 4, 2, ' ', 0)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolgate/toolgate/host/cli"
 	"github.com/toolgate/toolgate/internal/testbin"
+	"github.com/toolgate/toolgate/internal/testwait"
 )
 
 func TestServeRejectsTwoTransports(t *testing.T) {
@@ -60,11 +61,7 @@ func TestServeStdioWithTheExampleConfig(t *testing.T) {
 		if slices.Contains(names, "mcp__demo__echo") && slices.Contains(names, "mcp__files__echo") {
 			break
 		}
-		select {
-		case <-changed:
-		case <-t.Context().Done():
-			t.Fatalf("tools = %v, want demo's and files' echo", names)
-		}
+		testwait.Recv(t, changed, "notifications/tools/list_changed bringing demo's and files' echo; tools = %v", names)
 	}
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "mcp__demo__echo", Arguments: map[string]any{"text": "hi"}})
 	if err != nil || res.IsError {

@@ -30,6 +30,37 @@ func (l *loader) audit(d *decoder, r *rawAudit) {
 		l.cfg.AuditOnError = AuditOnError(v)
 		l.auditOnError = r.OnError
 	}
+	if r.Rotate != nil {
+		if v, ok := d.int(r.Rotate.MaxBytes, 4096, math.MaxInt); ok {
+			l.cfg.AuditRotate.MaxBytes = int64(v)
+		}
+		if r.Rotate.MaxAge != nil {
+			if v, ok := d.duration(r.Rotate.MaxAge); ok {
+				l.cfg.AuditRotate.MaxAge = v
+			}
+		}
+	}
+	if s := r.Signing; s != nil {
+		sg := &l.cfg.AuditSigning
+		if s.KeyFile != nil {
+			if p, ok := d.path(s.KeyFile); ok {
+				sg.KeyFile = p
+			}
+		}
+		if s.KeyEnv != nil {
+			if v, ok := d.nonEmptyString(s.KeyEnv); ok && d.envName(s.KeyEnv, v) {
+				sg.KeyEnv = v
+			}
+		}
+		if (s.KeyFile == nil) == (s.KeyEnv == nil) {
+			d.errorf(s.DeclRange, "Audit signing needs one key",
+				"Set either key_file = \"ledger.key\" or key_env = \"TOOLGATE_AUDIT_KEY\" in audit { signing }, not both. Create a key with `toolgate audit keygen --out ledger.key`.")
+		}
+		sg.CheckpointEvery = DefaultCheckpointEvery
+		if v, ok := d.int(s.CheckpointEvery, 1, math.MaxInt32); ok {
+			sg.CheckpointEvery = v
+		}
+	}
 }
 
 func (l *loader) approval(d *decoder, r *rawApproval) {
@@ -299,6 +330,14 @@ func (l *loader) plugin(d *decoder, r *rawPlugin, f *hcl.File) {
 			"plugin %q needs kind = %s.", r.Name, quotedList([]string{string(KindHook), string(KindGuardian), string(KindLauncher)}))
 	} else if v, ok := d.enum(r.Kind, "plugin kind", []string{string(KindHook), string(KindGuardian), string(KindLauncher)}); ok {
 		p.Kind = PluginKind(v)
+	}
+
+	if v, ok := d.enum(r.Mode, "plugin mode", []string{"enforce", "shadow"}); ok {
+		p.Shadow = v == "shadow"
+		if p.Shadow && p.Kind != KindHook {
+			d.errorf(r.Mode.Range, "Shadow mode is for hooks",
+				"mode = \"shadow\" runs a hook beside the enforced chain; plugin %q is a %s. Remove mode.", r.Name, p.Kind)
+		}
 	}
 
 	if r.Path == nil {

@@ -24,7 +24,21 @@ type rawFile struct {
 type rawAudit struct {
 	Path      *hcl.Attribute `hcl:"path,optional"`
 	OnError   *hcl.Attribute `hcl:"on_error,optional"`
+	Rotate    *rawRotate     `hcl:"rotate,block"`
+	Signing   *rawSigning    `hcl:"signing,block"`
 	DeclRange hcl.Range      // set by the loader
+}
+
+type rawRotate struct {
+	MaxBytes *hcl.Attribute `hcl:"max_bytes,optional"`
+	MaxAge   *hcl.Attribute `hcl:"max_age,optional"`
+}
+
+type rawSigning struct {
+	KeyFile         *hcl.Attribute `hcl:"key_file,optional"`
+	KeyEnv          *hcl.Attribute `hcl:"key_env,optional"`
+	CheckpointEvery *hcl.Attribute `hcl:"checkpoint_every,optional"`
+	DeclRange       hcl.Range      `hcl:",def_range"`
 }
 
 type rawApproval struct {
@@ -129,6 +143,7 @@ type rawPlugin struct {
 	SHA256    *hcl.Attribute `hcl:"sha256,optional"`
 	Timeout   *hcl.Attribute `hcl:"timeout,optional"`
 	OnError   *hcl.Attribute `hcl:"on_error,optional"`
+	Mode      *hcl.Attribute `hcl:"mode,optional"`
 	Events    *hcl.Attribute `hcl:"events,optional"`
 	EnvVars   *hcl.Attribute `hcl:"env_vars,optional"`
 	Match     []rawMatch     `hcl:"match,block"`

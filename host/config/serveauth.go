@@ -54,7 +54,9 @@ type Limit struct {
 	// Calls may be made per Period, on average.
 	Calls  int
 	Period time.Duration
-	// Burst is how many calls may come at once; default Calls.
+	// Burst is the bucket size: how many calls may start back to back
+	// once the bucket is full (after a quiet spell); default Calls. It does
+	// not bound calls in flight: a call takes its token when it starts.
 	Burst int
 	// DeclRange names the block in texts ("limit at config.hcl:12").
 	DeclRange hcl.Range

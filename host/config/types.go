@@ -22,6 +22,11 @@ type Config struct {
 	// AuditOnError says what a failing audit log means for calls
 	// (audit { on_error }); default AuditOnErrorLog.
 	AuditOnError AuditOnError
+	// AuditRotate and AuditSigning are audit { rotate {} } and audit {
+	// signing {} }: when the ledger starts a new file, and the key its
+	// checkpoints are signed with.
+	AuditRotate  AuditRotate
+	AuditSigning AuditSigning
 
 	Approval Approval
 	Exposure Exposure
@@ -256,7 +261,7 @@ type Serve struct {
 	// ForwardSampling makes toolgate serve declare the sampling client
 	// capability to its servers and forward their sampling/createMessage
 	// to the upstream client whose tool call is running; default false
-	// (README "Sampling"). A server block's forward_sampling overrides it.
+	// (docs/gateway.md, "Sampling"). A server block's forward_sampling overrides it.
 	ForwardSampling bool
 	// Auth, when set, makes serve accept OAuth access tokens and know
 	// each caller; nil = no caller identity (token_env_var at most).
@@ -296,6 +301,27 @@ const (
 	KindLauncher PluginKind = "launcher"
 )
 
+// AuditRotate says when the audit ledger moves to a new file; zero
+// fields never rotate. The rotated file is renamed to
+// <name>-<UTC time>.<ext> and the new file continues its hash chain.
+type AuditRotate struct {
+	MaxBytes int64
+	MaxAge   time.Duration
+}
+
+// DefaultCheckpointEvery is how many records go between two signed
+// checkpoints when audit { signing { checkpoint_every } } is not set.
+const DefaultCheckpointEvery = 1000
+
+// AuditSigning is where the Ed25519 key that signs ledger checkpoints
+// comes from: a file (KeyFile, absolute) or an environment variable
+// (KeyEnv). Both empty = checkpoints are not signed.
+type AuditSigning struct {
+	KeyFile         string
+	KeyEnv          string
+	CheckpointEvery int
+}
+
 // AuditOnError says what happens to calls while the audit log cannot be
 // written.
 type AuditOnError string
@@ -328,6 +354,9 @@ type Plugin struct {
 	// Config is the raw plugin-owned config {} body, decoded later by the
 	// plugin host with the schema the plugin reports. nil = no block.
 	Config hcl.Body
+	// Hook-only: Shadow (mode = "shadow") runs the hook beside the
+	// enforced chain; its decision is recorded, never applied.
+	Shadow bool
 	// Hook-only: which tools this hook sees. Empty = all tools.
 	Match []HookMatch
 	// Hook-only: events this hook receives. Empty = all events.

@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/toolgate/toolgate/host/ledger"
 	"github.com/toolgate/toolgate/internal/safetext"
 )
 
@@ -30,6 +33,15 @@ import (
 // lines. Readers should skip a line that does not parse. Records are not
 // fsynced one by one, so a power loss may lose the last ones; Close syncs.
 //
+// The file is a ledger (host/ledger): every record carries "seq" and
+// "prev", the hash of the record before it, so an edited, deleted,
+// reordered or cut record shows (`toolgate audit verify`). The chain
+// needs one writer per file: two processes appending to the same ledger
+// break it. With WithLedgerRotation the file moves aside when it is too
+// large or old and the next one continues the chain; with
+// WithLedgerSigner checkpoints signed with an Ed25519 key are written
+// every so many records, at rotation and at Close.
+//
 // The file holds tool arguments and results, so it is created with mode
 // 0600.
 type AuditSink struct {
@@ -45,6 +57,49 @@ type AuditSink struct {
 	// lastErr is the failure of the latest record, nil once a record
 	// is written again (see Writable).
 	lastErr error
+
+	// the ledger
+	rotate   LedgerRotation
+	signer   *ledger.Signer
+	every    int // records between checkpoints
+	now      func() time.Time
+	link     ledger.Link // after the last record written
+	size     int64       // bytes in the current file
+	started  time.Time   // when the current file began (max_age)
+	uncheck  int         // records since the last checkpoint
+	fragment []byte      // a record cut short by a failed write, to be declared
+	// opening is the ledger_start, _continue or _recovered record that
+	// could not be written when the file was opened: it goes before the
+	// next record, so a full disk at startup does not stop the host.
+	opening []byte
+}
+
+// LedgerRotation says when the ledger moves to a new file; zero fields
+// never rotate.
+type LedgerRotation struct {
+	MaxBytes int64
+	MaxAge   time.Duration
+}
+
+// WithLedgerRotation rotates the ledger by size or age.
+func WithLedgerRotation(r LedgerRotation) AuditOption {
+	return func(a *AuditSink) { a.rotate = r }
+}
+
+// WithLedgerSigner signs a checkpoint every `every` records (<= 0: 1000),
+// at rotation and at Close.
+func WithLedgerSigner(s *ledger.Signer, every int) AuditOption {
+	return func(a *AuditSink) {
+		if every <= 0 {
+			every = 1000
+		}
+		a.signer, a.every = s, every
+	}
+}
+
+// withClock sets the clock (tests of rotation by age).
+func withClock(now func() time.Time) AuditOption {
+	return func(a *AuditSink) { a.now = now }
 }
 
 // AuditOption configures OpenAudit.
@@ -73,41 +128,97 @@ func WithAuditRedactor(redact func(string) string) AuditOption {
 // records stay whole lines; the fragment itself is kept, because an audit
 // log is never rewritten.
 func OpenAudit(path string, opts ...AuditOption) (*AuditSink, error) {
-	a := &AuditSink{path: path, log: hclog.NewNullLogger()}
+	a := &AuditSink{path: path, log: hclog.NewNullLogger(), now: time.Now}
 	for _, opt := range opts {
 		opt(a)
 	}
 	a.log = a.log.Named("audit").With("path", path)
+	if err := a.openLocked(""); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
 
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+// openLocked opens a.path and brings its chain up: a new or unchained
+// file gets a ledger_start (committing to any older content), a file
+// after rotation a ledger_continue naming the one before (previous), a
+// chained file continues, after a ledger_recovered if it ends in a
+// fragment.
+func (a *AuditSink) openLocked(previous string) error {
+	flags := os.O_RDWR | os.O_APPEND | os.O_CREATE
+	if previous != "" {
+		flags |= os.O_EXCL
+	}
+	f, err := os.OpenFile(a.path, flags, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("open audit log: %w; point audit_log at a writable file", err)
+		return fmt.Errorf("open audit log: %w; point audit_log at a writable file", err)
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("open audit log: %w", err)
+		return fmt.Errorf("open audit log: %w", err)
 	}
 	if st.Mode().Perm()&0o077 != 0 {
 		a.log.Warn("audit log is accessible to other users; it may hold tool arguments and results",
 			"mode", st.Mode().Perm().String())
 	}
-	if st.Mode().IsRegular() && st.Size() > 0 {
-		last := make([]byte, 1)
-		if _, err := f.ReadAt(last, st.Size()-1); err != nil && !errors.Is(err, io.EOF) {
+	state, err := ledger.ReadState(f)
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("open audit log: %w", err)
+	}
+	a.f, a.regular, a.size = f, st.Mode().IsRegular(), state.Size
+	a.started = state.Started
+	if a.started.IsZero() {
+		a.started = a.now()
+	}
+	if state.Fragment != nil {
+		// A host killed mid-write: end the fragment so new records stay
+		// whole lines. It is kept, because a ledger is never rewritten.
+		if err := a.rawWriteLocked([]byte{'\n'}); err != nil {
 			f.Close()
-			return nil, fmt.Errorf("open audit log: read its end: %w", err)
-		}
-		if last[0] != '\n' {
-			if _, err := f.Write([]byte{'\n'}); err != nil {
-				f.Close()
-				return nil, fmt.Errorf("open audit log: end its partial last line: %w", err)
-			}
+			a.f = nil
+			return fmt.Errorf("open audit log: end its partial last line: %w", err)
 		}
 	}
-	a.f = f
-	a.regular = st.Mode().IsRegular()
-	return a, nil
+	var opening []byte
+	switch {
+	case previous != "":
+		opening = ledger.Record(ledger.KindContinue, a.now(), map[string]any{"previous": previous})
+	case state.Chained:
+		a.link = state.Last
+		if state.Fragment != nil {
+			opening = ledger.Record(ledger.KindRecovered, a.now(), map[string]any{
+				"fragment_bytes": len(state.Fragment), "fragment_sha256": ledger.Hash(state.Fragment)})
+		}
+	default:
+		if a.size > 0 {
+			a.log.Info("the audit log was written before the ledger; starting the chain after its records")
+		}
+		fields := map[string]any{"format": ledger.Format, "prefix_bytes": a.size}
+		if a.size > 0 {
+			h, herr := ledger.PrefixHash(f, a.size)
+			if herr != nil {
+				f.Close()
+				a.f = nil
+				return fmt.Errorf("open audit log: read it: %w", herr)
+			}
+			fields["prefix_sha256"] = h
+		}
+		a.link = ledger.Link{}
+		opening = ledger.Record(ledger.KindStart, a.now(), fields)
+	}
+	a.opening = opening
+	// A device or pipe (/dev/stdout, a log shipper) gets it with the
+	// first record: it has no end to read back, and opening it must not
+	// count as a write.
+	if !a.regular {
+		return nil
+	}
+	if err := a.flushOpeningLocked(); err != nil {
+		a.failLocked(fmt.Errorf("start the ledger: %w", err))
+	}
+	return nil
 }
 
 // Emit appends e as one line. It never fails loudly: an event that cannot
@@ -128,11 +239,151 @@ func (a *AuditSink) Emit(e Event) {
 		a.failLocked(fmt.Errorf("write %s event: %w", e.Kind(), os.ErrClosed))
 		return
 	}
-	if _, err := a.f.Write(rec); err != nil {
+	if rec == nil {
+		return
+	}
+	if err := a.rotateIfDueLocked(len(rec)); err != nil {
+		a.failLocked(fmt.Errorf("rotate the audit log: %w", err))
+		if a.f == nil {
+			return
+		}
+	}
+	if err := a.chainWriteLocked(rec); err != nil {
 		a.failLocked(fmt.Errorf("write %s event: %w", e.Kind(), err))
 		return
 	}
 	a.lastErr = nil // written (an encoding failure still leaves a record by kind)
+	if a.signer != nil {
+		a.uncheck++
+		if a.uncheck >= a.every {
+			if err := a.checkpointLocked(); err != nil {
+				a.failLocked(fmt.Errorf("write a ledger checkpoint: %w", err))
+			}
+		}
+	}
+}
+
+// chainWriteLocked chains rec to the ledger and writes it with one
+// write(2). A record cut short by a failed write is declared by a
+// ledger_recovered record before the next one, so the chain goes on.
+func (a *AuditSink) chainWriteLocked(rec []byte) error {
+	if err := a.flushOpeningLocked(); err != nil {
+		return err
+	}
+	return a.chainWriteOneLocked(rec)
+}
+
+func (a *AuditSink) flushOpeningLocked() error {
+	if a.opening == nil {
+		return nil
+	}
+	rec := a.opening
+	a.opening = nil
+	if err := a.chainWriteOneLocked(rec); err != nil {
+		if a.fragment == nil {
+			a.opening = rec // nothing of it was written: try again
+		}
+		return err
+	}
+	return nil
+}
+
+func (a *AuditSink) chainWriteOneLocked(rec []byte) error {
+	if a.fragment != nil {
+		if err := a.rawWriteLocked([]byte{'\n'}); err != nil {
+			return err
+		}
+		frag := a.fragment
+		a.fragment = nil
+		if err := a.chainWriteOneLocked(ledger.Record(ledger.KindRecovered, a.now(), map[string]any{
+			"fragment_bytes": len(frag), "fragment_sha256": ledger.Hash(frag)})); err != nil {
+			return err
+		}
+	}
+	line, next, err := ledger.Chain(rec, a.link)
+	if err != nil {
+		return err
+	}
+	n, err := a.f.Write(line)
+	a.size += int64(n)
+	if err != nil {
+		if n > 0 {
+			a.fragment = append([]byte(nil), line[:n]...)
+		}
+		return err
+	}
+	a.link = next
+	return nil
+}
+
+func (a *AuditSink) rawWriteLocked(b []byte) error {
+	n, err := a.f.Write(b)
+	a.size += int64(n)
+	return err
+}
+
+// bookkeepLocked writes one of the ledger's own records.
+func (a *AuditSink) bookkeepLocked(kind string, fields map[string]any) error {
+	return a.chainWriteLocked(ledger.Record(kind, a.now(), fields))
+}
+
+func (a *AuditSink) checkpointLocked() error {
+	a.uncheck = 0
+	return a.chainWriteLocked(a.signer.Checkpoint(a.now(), a.link))
+}
+
+// rotateIfDueLocked moves the file aside when the next record of n bytes
+// would make it too large, or it is too old, and opens the next one.
+func (a *AuditSink) rotateIfDueLocked(n int) error {
+	if !a.regular || a.link.Seq == 0 {
+		return nil
+	}
+	// The chain fields, and the checkpoint and ledger_rotate records that
+	// end a file, must fit too.
+	const reserve = 100 + 640
+	bySize := a.rotate.MaxBytes > 0 && a.size+int64(n)+reserve > a.rotate.MaxBytes
+	byAge := a.rotate.MaxAge > 0 && a.now().Sub(a.started) >= a.rotate.MaxAge
+	if !bySize && !byAge {
+		return nil
+	}
+	ext := filepath.Ext(a.path)
+	stamp := a.now().UTC().Format("20060102T150405.000000000Z")
+	rotated := strings.TrimSuffix(a.path, ext) + "-" + stamp + ext
+	if a.signer != nil {
+		if err := a.checkpointLocked(); err != nil {
+			return err
+		}
+	}
+	if err := a.bookkeepLocked(ledger.KindRotate, map[string]any{"rotated_to": filepath.Base(rotated)}); err != nil {
+		return err
+	}
+	if err := a.f.Sync(); err != nil {
+		return err
+	}
+	if err := a.f.Close(); err != nil {
+		return err
+	}
+	a.f = nil
+	if err := os.Rename(a.path, rotated); err != nil {
+		// Keep the one file: the chain goes on in it.
+		if oerr := a.reopenLocked(); oerr != nil {
+			return errors.Join(err, oerr)
+		}
+		return err
+	}
+	a.log.Info("audit log rotated", "rotated_to", rotated)
+	return a.openLocked(filepath.Base(rotated))
+}
+
+// reopenLocked opens a.path again for appending, with the chain state
+// kept (after a failed rename).
+func (a *AuditSink) reopenLocked() error {
+	f, err := os.OpenFile(a.path, os.O_RDWR|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	a.f = f
+	return nil
 }
 
 // Writable returns nil while the latest record was written, and otherwise
@@ -172,11 +423,18 @@ func (a *AuditSink) Close() error {
 	if a.f == nil {
 		return nil
 	}
+	var endErr error
+	if a.regular {
+		if a.signer != nil {
+			endErr = a.checkpointLocked()
+		}
+		endErr = errors.Join(endErr, a.bookkeepLocked(ledger.KindClose, nil))
+	}
 	f := a.f
 	a.f = nil
-	var syncErr error
+	syncErr := endErr
 	if a.regular {
-		syncErr = f.Sync()
+		syncErr = errors.Join(syncErr, f.Sync())
 	}
 	if err := errors.Join(syncErr, f.Close()); err != nil {
 		return fmt.Errorf("close audit log %s: %w", a.path, err)

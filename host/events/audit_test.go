@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,8 +34,31 @@ func openTestAudit(t *testing.T, path string, opts ...AuditOption) *AuditSink {
 	return a
 }
 
-// auditLines splits the file into newline-terminated lines, parses each,
-// and returns the unterminated tail separately.
+// chainSuffix is what the ledger adds to every record (host/ledger owns
+// and tests the chain; these tests are about the events).
+var chainSuffix = regexp.MustCompile(`,"seq":[0-9]+,"prev":"[0-9a-f]{64}"}$`)
+
+// eventLines returns the file's lines without the ledger's own records
+// and without the chain fields.
+func eventLines(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		if strings.Contains(l, `"event":"ledger_`) {
+			continue
+		}
+		out = append(out, chainSuffix.ReplaceAllString(l, "}"))
+	}
+	return out
+}
+
+// auditLines splits the file into newline-terminated lines, parses each
+// (leaving out the ledger's own records and the chain fields), and
+// returns the unterminated tail separately.
 func auditLines(t *testing.T, path string) (records []map[string]any, tail string) {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -50,7 +74,11 @@ func auditLines(t *testing.T, path string) (records []map[string]any, tail strin
 		if err := json.Unmarshal(data[:i], &rec); err != nil {
 			t.Fatalf("audit line %d is not a whole JSON record: %v\n%.200s", len(records)+1, err, data[:i])
 		}
-		records = append(records, rec)
+		if ev, _ := rec["event"].(string); !strings.HasPrefix(ev, "ledger_") {
+			delete(rec, "seq")
+			delete(rec, "prev")
+			records = append(records, rec)
+		}
 		data = data[i+1:]
 	}
 	return records, ""
@@ -67,8 +95,7 @@ func TestAuditRecordFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	data, _ := os.ReadFile(path)
-	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	lines := eventLines(t, path)
 	want := []string{
 		`{"event":"tool_call_end","at":"2026-08-17T12:00:00Z","call_id":"c1","session_id":"s1","server":"files","tool":"write_file","model_name":"mcp__files__write_file","status":"completed","duration_ns":1500000000,"result":{"content":[{"type":"text","text":"a<b"}]}}`,
 		`{"event":"startup_complete","at":"2026-08-17T12:00:00Z","ready":["a"],"failed":null,"cancelled":null}`,
@@ -151,8 +178,7 @@ func TestAuditEndsATornTail(t *testing.T) {
 	a.Emit(startup("b", StatusReady))
 	a.Close()
 
-	data, _ := os.ReadFile(path)
-	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	lines := eventLines(t, path)
 	if len(lines) != 3 || lines[1] != `{"event":"tool_call_end","ser` {
 		t.Fatalf("the torn line must stay on its own line, got %q", lines)
 	}
@@ -356,8 +382,8 @@ func TestAuditSIGKILLDuringEmission(t *testing.T) {
 	a := openTestAudit(t, path)
 	a.Emit(startup("after-restart", StatusReady))
 	a.Close()
-	data, _ := os.ReadFile(path)
-	last := data[bytes.LastIndexByte(data[:len(data)-1], '\n')+1:]
+	lines := eventLines(t, path)
+	last := []byte(lines[len(lines)-1])
 	var rec map[string]any
 	if err := json.Unmarshal(last, &rec); err != nil || rec["server"] != "after-restart" {
 		t.Errorf("record after restart is not a whole line: %.100q (%v)", last, err)
@@ -401,5 +427,37 @@ func TestAuditWritableFollowsTheLatestWrite(t *testing.T) {
 	}
 	if err := a.Writable(); !errors.Is(err, os.ErrClosed) {
 		t.Errorf("after Close: %v, want os.ErrClosed", err)
+	}
+}
+
+// TestLedgerRotatesByAge: a file older than max_age moves aside before
+// the next record, and the new file continues the chain.
+func TestLedgerRotatesByAge(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	a := openTestAudit(t, path, WithLedgerRotation(LedgerRotation{MaxAge: time.Hour}), withClock(clock))
+	a.Emit(startup("a", StatusReady))
+	now = now.Add(59 * time.Minute)
+	a.Emit(startup("b", StatusReady))
+	now = now.Add(2 * time.Minute)
+	a.Emit(startup("c", StatusReady))
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "audit*.jsonl"))
+	if len(files) != 2 {
+		t.Fatalf("files = %v, want the rotated one and the current one", files)
+	}
+	rotated := filepath.Join(dir, "audit-20261201T100100.000000000Z.jsonl")
+	old, _ := auditLines(t, rotated)
+	cur, _ := auditLines(t, path)
+	if len(old) != 2 || old[1]["server"] != "b" || len(cur) != 1 || cur[0]["server"] != "c" {
+		t.Errorf("rotated = %v, current = %v", old, cur)
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.HasPrefix(string(data), `{"at":"2026-12-01T10:01:00Z","event":"ledger_continue","previous":"audit-20261201T100100.000000000Z.jsonl","seq":5,`) {
+		t.Errorf("the new file does not continue the chain:\n%s", data)
 	}
 }

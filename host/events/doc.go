@@ -1,7 +1,8 @@
 // Package events owns the typed events of the host (server startup, tool
 // calls, approval decisions, plugin states) and their delivery: the Bus
 // that fans them out, the LogSink that renders them for operators, the
-// AuditSink that appends them to a JSONL audit file, and the Recorder that
+// AuditSink that appends them to the audit ledger (a JSONL file whose
+// records are hash-chained; the format is host/ledger's), and the Recorder that
 // tests of other packages assert on.
 //
 // Events are records of what other packages already decided. This package

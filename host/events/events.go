@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/toolgate/toolgate/host/identity"
 )
 
@@ -94,6 +96,10 @@ type ToolCallBegin struct {
 	At time.Time `json:"at"`
 	Call
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Annotations are the tool's hints as the approval chain saw them,
+	// so `toolgate replay` can decide the call again; nil when the
+	// server declared none.
+	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
 	// TraceParent is the W3C traceparent the client sent with the call
 	// (in _meta or as an HTTP header), so a tracer can join its trace;
 	// "" when none. See WithTraceParent.
@@ -256,3 +262,24 @@ type HeldApproval struct {
 }
 
 func (HeldApproval) Kind() string { return "held_approval" }
+
+// ShadowDecision is what a shadow hook (mode = "shadow") answered for a
+// call the enforced chain had decided: recorded beside the real decision,
+// never applied. Differs is set when the hook allowed what was denied or
+// denied what was allowed.
+type ShadowDecision struct {
+	At time.Time `json:"at"`
+	Call
+	Hook string `json:"by"`
+	// Decision is allow, deny, none (no opinion) or error (failed, timed
+	// out, or cancelled when the host stopped).
+	Decision     string        `json:"shadow_decision"`
+	Enforced     string        `json:"enforced"` // allow | deny
+	EnforcedStep string        `json:"enforced_step"`
+	Differs      bool          `json:"differs"`
+	Message      string        `json:"message,omitempty"`
+	Error        string        `json:"error,omitempty"`
+	Duration     time.Duration `json:"duration_ns"`
+}
+
+func (ShadowDecision) Kind() string { return "shadow_decision" }

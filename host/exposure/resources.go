@@ -93,9 +93,10 @@ type resourceEntry struct {
 // Reads are not tool calls of the server and do not go through the
 // approval chain: what a model may read is decided per server by
 // enabled_resources / disabled_resources (the manager refuses the rest).
-// Every read is recorded (tool_call_begin / tool_call_end, with the
-// server and the tool read_mcp_resource) in the event stream and so in
-// the audit log.
+// Every call whose arguments parse and whose server (if named) is
+// configured is recorded (tool_call_begin / tool_call_end, with the server
+// and the tool's name) in the event stream and so in the audit log,
+// allowed or refused; malformed calls are answered without a record.
 func (s *Step) callResourceTool(ctx context.Context, req CallRequest, t *Tool, started time.Time) CallResult {
 	var in struct {
 		Server *string `json:"server"`

@@ -328,7 +328,8 @@ func (s *Step) Call(ctx context.Context, req CallRequest) CallResult {
 	if rawArgs == nil {
 		rawArgs = json.RawMessage(`{}`)
 	}
-	s.opts.Events.Emit(events.ToolCallBegin{At: started, Call: call, Arguments: rawArgs, TraceParent: events.TraceParent(ctx)})
+	s.opts.Events.Emit(events.ToolCallBegin{At: started, Call: call, Arguments: rawArgs, Annotations: t.Tool.Annotations,
+		TraceParent: events.TraceParent(ctx)})
 	if s.opts.Admit != nil {
 		if err := s.opts.Admit(call); err != nil {
 			s.opts.Events.Emit(events.ApprovalDecision{At: s.opts.Now(), Call: call, Step: StepRateLimit, By: "host",

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -23,11 +24,13 @@ const testResource = "https://toolgate.test/mcp"
 
 // authFixture is a gateway with serve { auth } trusting a test issuer,
 // the real policy hook deciding by caller groups, and a limit of two
-// echo calls per caller.
+// echo calls per caller. The limits read a stopped clock: time passes
+// for them only when a test says so.
 func authFixture(t *testing.T) (*fixture, *tokenauthtest.Issuer, string) {
 	t.Helper()
 	iss := tokenauthtest.New(t)
-	f := newFixture(t, fmt.Sprintf(`
+	stopped := time.Date(2026, 12, 2, 7, 0, 0, 0, time.UTC)
+	f := newFixtureWith(t, fixtureOptions{limitClock: func() time.Time { return stopped }}, fmt.Sprintf(`
 plugin "policy" {
   kind = "hook"
   path = %q
@@ -238,7 +241,9 @@ func TestRateLimitPerCallerAnswersWhenToRetry(t *testing.T) {
 		}
 	}
 	res := call(t, a, "mcp__demo__echo", map[string]any{"text": "x"})
-	if !res.IsError || !strings.Contains(text(res), "rate limit") || !strings.Contains(text(res), "Retry in 1800 s") {
+	// Two calls an hour: the next token comes 1800 s after the stopped
+	// clock's time, whatever the calls took.
+	if !res.IsError || !strings.Contains(text(res), "rate limit") || !strings.Contains(text(res), "Retry in 1800 s (after 2026-12-02T07:30:00Z)") {
 		t.Fatalf("alice's third call: error=%v %q", res.IsError, text(res))
 	}
 	// Another tool, and another caller, have buckets of their own.

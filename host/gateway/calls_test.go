@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/host/manager"
 	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testbin"
+	"github.com/toolgate/toolgate/internal/testwait"
 )
 
 // direct connects a go-sdk client straight to a fresh mcp-demo, at the
@@ -108,13 +109,9 @@ func TestProgressReachesTheCallerWithItsToken(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := 1; i <= 3; i++ {
-				select {
-				case n := <-progress:
-					if n.ProgressToken != "upstream-token-7" || n.Progress != float64(i) {
-						t.Errorf("notification %d = token %v progress %v", i, n.ProgressToken, n.Progress)
-					}
-				case <-t.Context().Done():
-					t.Fatalf("got %d of 3 progress notifications", i-1)
+				n := testwait.Recv(t, progress, "progress notification %d of 3", i)
+				if n.ProgressToken != "upstream-token-7" || n.Progress != float64(i) {
+					t.Errorf("notification %d = token %v progress %v", i, n.ProgressToken, n.Progress)
 				}
 			}
 		})
@@ -243,17 +240,13 @@ func TestCancellingTheUpstreamRequestCancelsTheDownstreamCall(t *testing.T) {
 func waitEvent(t *testing.T, lines <-chan string, event, tool string) {
 	t.Helper()
 	for {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				t.Fatalf("call log closed before %s %s", event, tool)
-			}
-			var rec struct{ Event, Tool string }
-			if err := json.Unmarshal([]byte(line), &rec); err == nil && rec.Event == event && rec.Tool == tool {
-				return
-			}
-		case <-t.Context().Done():
-			t.Fatalf("no %s %s in the call log", event, tool)
+		line, ok := testwait.RecvOK(t, lines, "%s %s in the call log", event, tool)
+		if !ok {
+			t.Fatalf("call log closed before %s %s", event, tool)
+		}
+		var rec struct{ Event, Tool string }
+		if err := json.Unmarshal([]byte(line), &rec); err == nil && rec.Event == event && rec.Tool == tool {
+			return
 		}
 	}
 }

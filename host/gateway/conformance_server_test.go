@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testbin"
+	"github.com/toolgate/toolgate/internal/testwait"
 )
 
 // TestConformanceServerSuiteThroughServe runs the MCP conformance server
@@ -167,17 +168,18 @@ func freePort(t *testing.T) string {
 func waitAccepting(t *testing.T, addr string) {
 	t.Helper()
 	d := net.Dialer{Timeout: time.Second}
+	ctx := testwait.Context(t)
 	for {
-		c, err := d.DialContext(t.Context(), "tcp", addr)
+		c, err := d.DialContext(ctx, "tcp", addr)
 		if err == nil {
 			_ = c.Close()
 			return
 		}
-		if t.Context().Err() != nil {
-			t.Fatalf("the fixture never accepted connections at %s: %v", addr, err)
+		if ctx.Err() != nil {
+			t.Fatalf("the fixture never accepted connections at %s within %v: %v", addr, testwait.Bound(), err)
 		}
 		select {
-		case <-t.Context().Done():
+		case <-ctx.Done():
 		case <-time.After(10 * time.Millisecond):
 		}
 	}

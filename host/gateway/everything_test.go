@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testbin"
+	"github.com/toolgate/toolgate/internal/testwait"
 )
 
 // everything is a gateway in front of server-everything, and a direct
@@ -112,14 +113,10 @@ func TestEverythingProgressArrivesWithTheCallersToken(t *testing.T) {
 		t.Fatalf("result: %s", text(res))
 	}
 	for i := 1; i <= 3; i++ {
-		select {
-		case n := <-progress:
-			// JSON numbers decode as float64.
-			if n.ProgressToken != float64(42) || n.Progress != float64(i) || n.Total != 3 {
-				t.Errorf("notification %d = %+v", i, n)
-			}
-		case <-t.Context().Done():
-			t.Fatalf("got %d of 3 progress notifications", i-1)
+		n := testwait.Recv(t, progress, "progress notification %d of 3", i)
+		// JSON numbers decode as float64.
+		if n.ProgressToken != float64(42) || n.Progress != float64(i) || n.Total != 3 {
+			t.Errorf("notification %d = %+v", i, n)
 		}
 	}
 }
@@ -155,12 +152,7 @@ func TestEverythingLogMessagesAreForwarded(t *testing.T) {
 		t.Fatal(err)
 	}
 	call(t, via, "mcp__everything__toggle_simulated_logging", nil)
-	select {
-	case p := <-logs:
-		if !strings.HasPrefix(p.Logger, "everything") || !strings.Contains(fmt.Sprint(p.Data), "message") {
-			t.Errorf("log message = %+v", p)
-		}
-	case <-t.Context().Done():
-		t.Fatal("no log message was forwarded")
+	if p := testwait.Recv(t, logs, "a forwarded log message"); !strings.HasPrefix(p.Logger, "everything") || !strings.Contains(fmt.Sprint(p.Data), "message") {
+		t.Errorf("log message = %+v", p)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/internal/procwatch"
+	"github.com/toolgate/toolgate/internal/testwait"
 )
 
 // generousListWait makes a session's first list wait until every server
@@ -74,12 +75,7 @@ func TestServeFirstListWaitsForServersStillStarting(t *testing.T) {
 	if _, err := held.Write([]byte{1}); err != nil { // slow may finish its handshake now
 		t.Fatal(err)
 	}
-	var l listing
-	select {
-	case l = <-listed:
-	case <-t.Context().Done():
-		t.Fatal("the first tools/list never came back after slow started")
-	}
+	l := testwait.Recv(t, listed, "the first tools/list to come back after slow started")
 	if l.err != nil {
 		t.Fatal(l.err)
 	}
@@ -131,11 +127,7 @@ func TestServeOffersResourcesOfAServerStillStarting(t *testing.T) {
 		if slices.ContainsFunc(res.Resources, func(r *mcp.Resource) bool { return r.URI == "demo://doc/00001" }) {
 			break
 		}
-		select {
-		case <-resChanged:
-		case <-t.Context().Done():
-			t.Fatalf("no notifications/resources/list_changed brought slow's resources; last list %s", mustJSON(t, res.Resources))
-		}
+		testwait.Recv(t, resChanged, "notifications/resources/list_changed bringing slow's resources; last list %s", mustJSON(t, res.Resources))
 	}
 	for {
 		res, err := cs.ListPrompts(t.Context(), nil)
@@ -145,11 +137,7 @@ func TestServeOffersResourcesOfAServerStillStarting(t *testing.T) {
 		if slices.ContainsFunc(res.Prompts, func(p *mcp.Prompt) bool { return strings.HasSuffix(p.Name, "greet") }) {
 			break
 		}
-		select {
-		case <-promptsChanged:
-		case <-t.Context().Done():
-			t.Fatalf("no notifications/prompts/list_changed brought slow's prompts; last list %s", mustJSON(t, res.Prompts))
-		}
+		testwait.Recv(t, promptsChanged, "notifications/prompts/list_changed bringing slow's prompts; last list %s", mustJSON(t, res.Prompts))
 	}
 	r, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "demo://doc/00001"})
 	if err != nil || len(r.Contents) == 0 {

@@ -67,6 +67,8 @@ type fixtureOptions struct {
 	// readOnlyConfig makes the config file read-only (mode 0444), as a
 	// ConfigMap mount is.
 	readOnlyConfig bool
+	// limitClock is the clock of serve's limit blocks (nil = time.Now).
+	limitClock func() time.Time
 }
 
 // newFixtureWith is newFixture with options.
@@ -102,10 +104,11 @@ func startFixture(t testing.TB, opts fixtureOptions, top string, servers ...stri
 	}
 	f.gw = gateway.New(opts.gateway)
 	h, err := host.New(cfg, host.Options{
-		Logger:  log,
-		Asker:   f.gw,
-		Manager: manager.Options{ServerLog: f.gw.ForwardLog, ResourceUpdated: f.gw.ForwardResourceUpdated, Sample: f.gw.Sample, RelistDelay: 10 * time.Millisecond, Restart: opts.restart},
-		Sinks:   opts.sinks,
+		Logger:     log,
+		Asker:      f.gw,
+		Manager:    manager.Options{ServerLog: f.gw.ForwardLog, ResourceUpdated: f.gw.ForwardResourceUpdated, Sample: f.gw.Sample, RelistDelay: 10 * time.Millisecond, Restart: opts.restart},
+		Sinks:      opts.sinks,
+		LimitClock: opts.limitClock,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/toolgate/toolgate/host/gateway"
 	"github.com/toolgate/toolgate/host/manager"
 	"github.com/toolgate/toolgate/host/telemetry"
+	"github.com/toolgate/toolgate/internal/testwait"
 )
 
 // opsServer serves the gateway's /metrics, /healthz and /readyz the way
@@ -82,23 +84,58 @@ func TestMetricsCountCallsDecisionsAndSessions(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("/metrics answered %d: %s", code, body)
 	}
-	for _, want := range []string{
-		`toolgate_tool_calls_total{outcome="completed",server="demo",tool="echo"} 2`,
-		`toolgate_tool_calls_total{outcome="denied",server="demo",tool="slow_write"} 1`,
-		`toolgate_tool_call_duration_seconds_count{outcome="completed",server="demo",tool="echo"} 2`,
-		`toolgate_approval_decisions_total{step="annotations",verdict="approved"} 2`,
-		`toolgate_approval_decisions_total{step="user",verdict="denied"} 1`,
-		`toolgate_server_up{server="demo"} 1`,
-		`toolgate_sessions 1`,
-		`go_goroutines `,
-	} {
-		if !strings.Contains(body, want+"\n") && !strings.Contains(body, want) {
-			t.Errorf("/metrics lacks %q", want)
+	got := scrapedSeries(t, body)
+	want := map[string]float64{
+		`toolgate_tool_calls_total{outcome="completed",server="demo",tool="echo"}`:                 2,
+		`toolgate_tool_calls_total{outcome="denied",server="demo",tool="slow_write"}`:              1,
+		`toolgate_tool_call_duration_seconds_count{outcome="completed",server="demo",tool="echo"}`: 2,
+		`toolgate_approval_decisions_total{step="annotations",verdict="approved"}`:                 2,
+		`toolgate_approval_decisions_total{step="user",verdict="denied"}`:                          1,
+		`toolgate_server_up{server="demo"}`:                                                        1,
+		`toolgate_sessions`:                                                                        1,
+	}
+	for series, v := range want {
+		if g, ok := got[series]; !ok || g != v {
+			t.Errorf("/metrics: %s = %v (present %v), want %v", series, g, ok, v)
 		}
+	}
+	// Every call is counted once: no other tool_calls series.
+	for series := range got {
+		if strings.HasPrefix(series, telemetry.MetricCalls+"{") {
+			if _, ok := want[series]; !ok {
+				t.Errorf("/metrics has an unexpected series %s", series)
+			}
+		}
+	}
+	if _, ok := got["go_goroutines"]; !ok {
+		t.Error("/metrics lacks the Go runtime metrics (go_goroutines)")
 	}
 	if t.Failed() {
 		t.Logf("/metrics:\n%s", grepLines(body, "toolgate_"))
 	}
+}
+
+// scrapedSeries parses a Prometheus text exposition into its series (the
+// name and labels exactly as written) and their values, so that checks
+// compare whole values: a count of 2 must not match a line saying 20.
+func scrapedSeries(t *testing.T, body string) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	for line := range strings.SplitSeq(body, "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			t.Fatalf("/metrics line %q has no value", line)
+		}
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			t.Fatalf("/metrics line %q: %v", line, err)
+		}
+		out[line[:i]] = v
+	}
+	return out
 }
 
 func grepLines(s, prefix string) string {
@@ -132,13 +169,8 @@ func TestReadinessFlipsWhenARequiredServerDies(t *testing.T) {
 	cs := f.connectHTTP(t, nil)
 	wait := func(server string) {
 		t.Helper()
-		select {
-		case got := <-down:
-			if got != server {
-				t.Fatalf("%s went down, want %s", got, server)
-			}
-		case <-t.Context().Done():
-			t.Fatalf("%s never went down", server)
+		if got := testwait.Recv(t, down, "%s to go down", server); got != server {
+			t.Fatalf("%s went down, want %s", got, server)
 		}
 	}
 
@@ -162,7 +194,8 @@ func TestReadinessFlipsWhenARequiredServerDies(t *testing.T) {
 	if code, _ := get(t, ops.URL+telemetry.PathHealthz); code != http.StatusOK {
 		t.Errorf("/healthz = %d, want 200: the process is up", code)
 	}
-	if _, body := get(t, ops.URL+telemetry.PathMetrics); !strings.Contains(body, `toolgate_server_up{server="vital"} 0`) {
+	_, body = get(t, ops.URL+telemetry.PathMetrics)
+	if v, ok := scrapedSeries(t, body)[`toolgate_server_up{server="vital"}`]; !ok || v != 0 {
 		t.Errorf("/metrics does not show vital down:\n%s", grepLines(body, "toolgate_server"))
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testbin"
+	"github.com/toolgate/toolgate/internal/testwait"
 )
 
 // writeConfig writes a config with the given server blocks and returns
@@ -117,11 +118,7 @@ func (p *serveProcess) waitLine(t *testing.T, re *regexp.Regexp) string {
 		if eof {
 			t.Fatalf("toolgate serve wrote no line matching %q; it wrote:\n%s", re, strings.Join(lines, "\n"))
 		}
-		select {
-		case <-more:
-		case <-t.Context().Done():
-			t.Fatalf("no line matching %q; toolgate serve wrote:\n%s", re, strings.Join(lines, "\n"))
-		}
+		testwait.Recv(t, more, "a line matching %q; toolgate serve wrote:\n%s", re, strings.Join(lines, "\n"))
 	}
 }
 
@@ -144,21 +141,16 @@ func (p *serveProcess) scanStderr() {
 // exitCode waits for the process to exit and returns its code.
 func (p *serveProcess) exitCode(t *testing.T) int {
 	t.Helper()
-	select {
-	case err := <-p.exited:
-		p.exited <- err // for the cleanup
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return ee.ExitCode()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return 0
-	case <-t.Context().Done():
-		t.Fatal("toolgate serve did not exit")
-		return -1
+	err := testwait.Recv(t, p.exited, "toolgate serve to exit")
+	p.exited <- err // for the cleanup
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
 	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0
 }
 
 // descendants returns the live processes below pid, children first.

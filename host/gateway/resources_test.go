@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/host/gateway"
 	"github.com/toolgate/toolgate/host/mcpclient"
+	"github.com/toolgate/toolgate/internal/testwait"
 )
 
 // TestResourcesAndPromptsPassThrough: two servers list the same resource
@@ -90,11 +91,7 @@ func TestResourcesAndPromptsPassThrough(t *testing.T) {
 	if _, err := f.h.Manager.CallTool(ctx, "b", "add_resource", map[string]any{"uri": "demo://only-b", "text": "b's own"}, nil, mcpclient.CallOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-changed:
-	case <-ctx.Done():
-		t.Fatal("no resources/list_changed after a server added a resource")
-	}
+	testwait.Recv(t, changed, "resources/list_changed after a server added a resource")
 	read, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "demo://only-b"})
 	if err != nil || read.Contents[0].Text != "b's own" {
 		t.Fatalf("a URI only one server lists is served as is: read = %+v, %v", read, err)
@@ -128,17 +125,21 @@ func TestResourceUpdatesReachOnlyTheSubscriber(t *testing.T) {
 		}
 	}
 	touch("demo://doc/00001")
-	if u := <-toOne; u != "demo://doc/00001" {
+	if u := testwait.Recv(t, toOne, "the subscriber's update for demo://doc/00001"); u != "demo://doc/00001" {
 		t.Fatalf("subscriber got an update for %q", u)
 	}
 	touch("demo://doc/00002")
-	if u := <-toTwo; u != "demo://doc/00002" {
+	if u := testwait.Recv(t, toTwo, "the second session's update for demo://doc/00002"); u != "demo://doc/00002" {
 		t.Fatalf("the second session got an update for %q, which it never subscribed to", u)
 	}
-	select {
-	case u := <-toOne:
+	// The negative, without waiting for something that must not come:
+	// updates are delivered in order, one round after the other, so an
+	// update of 00002 wrongly sent to the first session would reach it
+	// before the update of 00001 touched now. The next update the first
+	// session gets must therefore be 00001.
+	touch("demo://doc/00001")
+	if u := testwait.Recv(t, toOne, "the subscriber's second update for demo://doc/00001"); u != "demo://doc/00001" {
 		t.Fatalf("the first session got an update for %q, which it never subscribed to", u)
-	default:
 	}
 	if err := one.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "demo://doc/00001"}); err != nil {
 		t.Fatal(err)
@@ -180,12 +181,7 @@ func TestResourceUpdateStormNeverBlocks(t *testing.T) {
 		f.gw.ForwardResourceUpdated("docs", "demo://not-subscribed")
 	}
 	close(release)
-	select {
-	case u := <-got:
-		if u != "demo://doc/00001" {
-			t.Fatalf("update for %q", u)
-		}
-	case <-t.Context().Done():
-		t.Fatal("no update after the storm")
+	if u := testwait.Recv(t, got, "an update after the storm"); u != "demo://doc/00001" {
+		t.Fatalf("update for %q", u)
 	}
 }

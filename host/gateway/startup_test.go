@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolgate/toolgate/internal/testwait"
 )
 
 // gate is what mcp-demo --initialize-gate waits on: a server whose
@@ -99,11 +100,7 @@ func TestServeListsReadyServersWhileASlowOneStarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for !slices.Contains(names, "mcp__slow__echo") {
-		select {
-		case <-changed:
-		case <-t.Context().Done():
-			t.Fatalf("no notifications/tools/list_changed brought slow's tools; last list %v", names)
-		}
+		testwait.Recv(t, changed, "notifications/tools/list_changed bringing slow's tools; last list %v", names)
 		names = toolNames(t, cs)
 	}
 	if res := call(t, cs, "mcp__slow__echo", map[string]any{"text": "late"}); res.IsError || text(res) != "late" {
@@ -133,12 +130,7 @@ func TestServeKeepsServingWhenAServerNeverStarts(t *testing.T) {
 	_ = g.ln.Close()
 	_ = held.Close()
 	for {
-		var msg string
-		select {
-		case msg = <-logs:
-		case <-t.Context().Done():
-			t.Fatal("the client was not told that broken failed to start")
-		}
+		msg := testwait.Recv(t, logs, "the client being told that broken failed to start")
 		if strings.Contains(msg, `"broken" failed to start`) {
 			break
 		}
@@ -186,10 +178,6 @@ const directExposure = "exposure {\n  mode = \"direct\"\n}\n"
 func waitTool(t *testing.T, cs *mcp.ClientSession, changed <-chan struct{}, name string) {
 	t.Helper()
 	for names := toolNames(t, cs); !slices.Contains(names, name); names = toolNames(t, cs) {
-		select {
-		case <-changed:
-		case <-t.Context().Done():
-			t.Fatalf("%s never listed; last list %v", name, names)
-		}
+		testwait.Recv(t, changed, "%s to be listed; last list %v", name, names)
 	}
 }

@@ -1,7 +1,7 @@
 // Package launch starts and ends local stdio MCP server processes and
 // builds their environment.
 //
-// It owns three things:
+// It owns four things:
 //
 //   - [BuildEnv]: a child's environment. Local children start from an empty
 //     environment plus the allowlist HOME LOGNAME PATH SHELL USER LANG

@@ -7,6 +7,7 @@ import (
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/manager"
 	"github.com/toolgate/toolgate/host/mcpclient"
+	"github.com/toolgate/toolgate/internal/testwait"
 )
 
 // TestResourcesAndPromptsJoinTheCatalog: a server's resources, templates
@@ -88,13 +89,8 @@ func TestResourceUpdatesReachTheHost(t *testing.T) {
 	if _, err := f.m.CallTool(t.Context(), "docs", "touch_resource", map[string]any{"uri": "demo://doc/00001"}, nil, mcpclient.CallOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case u := <-got:
-		if u != (update{"docs", "demo://doc/00001"}) {
-			t.Fatalf("update = %+v", u)
-		}
-	case <-t.Context().Done():
-		t.Fatal("no update")
+	if u := testwait.Recv(t, got, "a resource update"); u != (update{"docs", "demo://doc/00001"}) {
+		t.Fatalf("update = %+v", u)
 	}
 }
 
@@ -127,9 +123,5 @@ func TestSubscriptionsSurviveARestart(t *testing.T) {
 	if _, err := f.m.CallTool(t.Context(), "docs", "touch_resource", map[string]any{"uri": "demo://doc/00001"}, nil, mcpclient.CallOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-got:
-	case <-t.Context().Done():
-		t.Fatal("no update after the restart: the subscription was lost")
-	}
+	testwait.Recv(t, got, "an update after the restart (else the subscription was lost)")
 }

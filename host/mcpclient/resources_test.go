@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolgate/toolgate/internal/testwait"
 )
 
 func TestResourcesPromptsAndCompletions(t *testing.T) {
@@ -53,13 +54,8 @@ func TestResourcesPromptsAndCompletions(t *testing.T) {
 	if _, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "touch_resource", Arguments: map[string]any{"uri": "demo://doc/00002"}}, CallOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case uri := <-updated:
-		if uri != "demo://doc/00002" {
-			t.Fatalf("resources/updated for %q", uri)
-		}
-	case <-ctx.Done():
-		t.Fatal("no resources/updated after subscribing")
+	if uri := testwait.Recv(t, updated, "resources/updated after subscribing"); uri != "demo://doc/00002" {
+		t.Fatalf("resources/updated for %q", uri)
 	}
 	if err := c.Unsubscribe(ctx, "demo://doc/00002"); err != nil {
 		t.Fatal(err)

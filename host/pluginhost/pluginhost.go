@@ -210,12 +210,19 @@ func (h *Host) Close() error {
 // Hooks returns an adapter for every hook plugin block, in config order,
 // for approval.Options.Hooks. Adapters of one configuration keep using
 // their processes until a reload retires them.
-func (h *Host) Hooks() []approval.Hook {
+func (h *Host) Hooks() []approval.Hook { return h.hooks(false) }
+
+// ShadowHooks returns an adapter for every hook block with mode =
+// "shadow", for approval.Options.ShadowHooks: they are never part of
+// the enforced chain.
+func (h *Host) ShadowHooks() []approval.Hook { return h.hooks(true) }
+
+func (h *Host) hooks(shadow bool) []approval.Hook {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []approval.Hook
 	for _, p := range h.cfg.Plugins {
-		if p.Kind != config.KindHook {
+		if p.Kind != config.KindHook || p.Shadow != shadow {
 			continue
 		}
 		if in, ok := h.blocks[p.Name]; ok {

@@ -23,6 +23,7 @@ import (
 	"github.com/toolgate/toolgate/host/pluginhost"
 	"github.com/toolgate/toolgate/internal/contain"
 	"github.com/toolgate/toolgate/internal/procwatch"
+	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/sdk"
 )
 
@@ -186,7 +187,7 @@ environment "viaplugin" {
 // has stopped the plugin.
 func TestPluginRunsInACgroupOfItsOwn(t *testing.T) {
 	if kind, why := contain.Default().Kind(); kind != contain.KindCgroup {
-		t.Skipf("containment here is %s: %v", kind, why)
+		testbin.SkipWithoutCgroup(t, "containment here is %s: %v", kind, why)
 	}
 	cfg := loadConfig(t, fmt.Sprintf(`
 plugin "allow" {

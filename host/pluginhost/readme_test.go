@@ -12,30 +12,30 @@ import (
 	"github.com/toolgate/toolgate/internal/testbin"
 )
 
-// readmeBlock returns the fenced code block that follows marker in the
-// README.
+// readmeBlock returns the fenced code block that follows marker in
+// sdk/README.md.
 func readmeBlock(t *testing.T, readme, marker string) string {
 	t.Helper()
 	_, rest, ok := strings.Cut(readme, marker)
 	if !ok {
-		t.Fatalf("README has no %q", marker)
+		t.Fatalf("sdk/README.md has no %q", marker)
 	}
 	_, rest, _ = strings.Cut(rest, "```")
 	_, rest, _ = strings.Cut(rest, "\n") // the info string
 	block, _, ok := strings.Cut(rest, "```")
 	if !ok {
-		t.Fatalf("README: unterminated code block after %q", marker)
+		t.Fatalf("sdk/README.md: unterminated code block after %q", marker)
 	}
 	return block
 }
 
-// TestReadmePluginExample keeps the README's "Writing a plugin" honest:
+// TestReadmePluginExample keeps sdk/README.md's "Writing a plugin" honest:
 // its Go code is the compiled example plugin, and its plugin block,
 // pointed at that plugin, configures it so that it denies deletions.
 func TestReadmePluginExample(t *testing.T) {
 	t.Parallel()
 	root := testbin.Root()
-	raw, err := os.ReadFile(filepath.Join(root, "README.md"))
+	raw, err := os.ReadFile(filepath.Join(root, "sdk", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,17 +46,17 @@ func TestReadmePluginExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := readmeBlock(t, readme, "<!-- example: "+example+" -->"); got != string(src) {
-		t.Errorf("the README's hook plugin differs from %s; copy the file into the README again", example)
+		t.Errorf("the hook plugin in sdk/README.md differs from %s; copy the file into it again", example)
 	}
 	if n := strings.Count(string(src), "\n"); n >= 30 {
-		t.Errorf("the README's hook plugin has %d lines; keep it under 30", n)
+		t.Errorf("the hook plugin in sdk/README.md has %d lines; keep it under 30", n)
 	}
 
 	bin := filepath.Join(t.TempDir(), "deny-deletes")
 	build := exec.Command("go", "build", "-o", bin, "./sdk/plugintest/testdata/denydeletes")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the README's plugin: %v\n%s", err, out)
+		t.Fatalf("building the plugin of sdk/README.md: %v\n%s", err, out)
 	}
 	block := readmeBlock(t, readme, "<!-- example: plugin block -->")
 	block = strings.Replace(block, `"bin/plugins/deny-deletes"`, `"`+bin+`"`, 1)

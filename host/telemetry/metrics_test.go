@@ -1,6 +1,8 @@
 package telemetry_test
 
 import (
+	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -53,28 +55,35 @@ toolgate_server_up{server="s"} 1
 	}
 }
 
+// TestReadyzSaysWhy: /readyz answers 200 "ready" while ready, and 503
+// with the reason while not; /healthz answers 200 whatever readiness says.
 func TestReadyzSaysWhy(t *testing.T) {
 	m := telemetry.NewMetrics(telemetry.MetricsOptions{})
 	why := error(nil)
 	srv := httptest.NewServer(telemetry.OpsHandler(m, func() error { return why }))
 	defer srv.Close()
-	status := func(path string) int {
+	get := func(path string) (int, string) {
 		t.Helper()
 		resp, err := http.Get(srv.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
-		return resp.StatusCode
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, string(b)
 	}
-	if got := status(telemetry.PathReadyz); got != http.StatusOK {
-		t.Errorf("/readyz = %d while ready", got)
+	if code, body := get(telemetry.PathReadyz); code != http.StatusOK || body != "ready\n" {
+		t.Errorf("/readyz while ready = %d %q, want 200 \"ready\"", code, body)
 	}
-	why = http.ErrServerClosed
-	if got := status(telemetry.PathReadyz); got != http.StatusServiceUnavailable {
-		t.Errorf("/readyz = %d while not ready, want 503", got)
+	why = errors.New(`required MCP server "vital" is not ready`)
+	if code, body := get(telemetry.PathReadyz); code != http.StatusServiceUnavailable ||
+		body != "not ready: required MCP server \"vital\" is not ready\n" {
+		t.Errorf("/readyz while not ready = %d %q, want 503 naming the reason", code, body)
 	}
-	if got := status(telemetry.PathHealthz); got != http.StatusOK {
-		t.Errorf("/healthz = %d, want 200 whatever readiness says", got)
+	if code, body := get(telemetry.PathHealthz); code != http.StatusOK || body != "ok\n" {
+		t.Errorf("/healthz = %d %q, want 200 \"ok\" whatever readiness says", code, body)
 	}
 }

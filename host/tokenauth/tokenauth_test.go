@@ -1,11 +1,14 @@
 package tokenauth_test
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/toolgate/toolgate/host/config"
@@ -179,5 +182,46 @@ func TestAnAcceptedTokenStopsWorkingWhenItExpires(t *testing.T) {
 	now = now.Add(time.Minute + 31*time.Second) // past exp and the 30 s leeway
 	if _, err := v.Validate(t.Context(), tok); !errors.Is(err, jwt.ErrExpired) {
 		t.Errorf("an expired token, accepted before: %v, want expired", err)
+	}
+}
+
+// TestValidatorRefusesAlgorithmsOutsideTheAllowList: a token signed with
+// HMAC (the classic confusion: a shared secret where a public key is
+// expected) or not signed at all ("none") is refused before any key is
+// looked up, whatever its claims say.
+func TestValidatorRefusesAlgorithmsOutsideTheAllowList(t *testing.T) {
+	iss := tokenauthtest.New(t)
+	v := tokenauth.New(authFor(iss), tokenauth.Options{})
+	claims := jwt.Claims{Subject: "mallory", Issuer: iss.URL, Audience: []string{resource},
+		Expiry: jwt.NewNumericDate(time.Now().Add(time.Hour)), IssuedAt: jwt.NewNumericDate(time.Now())}
+
+	hmac, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: []byte("a secret anyone could guess, 32+ bytes")},
+		(&jose.SignerOptions{}).WithType("at+jwt").WithHeader("kid", "k1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs256, err := jwt.Signed(hmac).Claims(claims).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, _ := json.Marshal(map[string]string{"alg": "none", "typ": "at+jwt", "kid": "k1"})
+	body, _ := json.Marshal(claims)
+	none := base64.RawURLEncoding.EncodeToString(header) + "." + base64.RawURLEncoding.EncodeToString(body) + "."
+
+	for name, tok := range map[string]string{"HS256": hs256, "none": none} {
+		t.Run(name, func(t *testing.T) {
+			fetches := iss.Fetches.Load()
+			caller, err := v.Validate(t.Context(), tok)
+			var te *tokenauth.Error
+			if !errors.As(err, &te) {
+				t.Fatalf("Validate = %+v, %v; want a refusal", caller, err)
+			}
+			if te.Code != tokenauth.CodeInvalidToken || !strings.Contains(err.Error(), "not a signed JWT with an accepted algorithm") {
+				t.Errorf("refusal = %q (code %q); want %q saying the algorithm is not accepted", err, te.Code, tokenauth.CodeInvalidToken)
+			}
+			if got := iss.Fetches.Load(); got != fetches {
+				t.Errorf("the issuer's keys were fetched %d more times for a token refused by its algorithm", got-fetches)
+			}
+		})
 	}
 }

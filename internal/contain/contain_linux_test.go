@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testbin"
+	"github.com/toolgate/toolgate/internal/testwait"
 )
 
 func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
@@ -26,6 +27,9 @@ func TestCloseEndsEverythingTheChildStarted(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			m := newManager(string(mode))
 			if kind, why := m.Kind(); kind != mode {
+				if mode == KindCgroup {
+					testbin.SkipWithoutCgroup(t, "containment here is %s: %v", kind, why)
+				}
 				t.Skipf("containment here is %s: %v", kind, why)
 			}
 			cell, err := m.NewCell("demo server/1")
@@ -51,14 +55,9 @@ func TestCloseEndsEverythingTheChildStarted(t *testing.T) {
 				t.Fatal(err)
 			}
 			var family []int
-			select {
-			case line := <-lines:
-				for f := range strings.FieldsSeq(line) {
-					pid, _ := strconv.Atoi(f)
-					family = append(family, pid)
-				}
-			case <-t.Context().Done():
-				t.Fatal("no family line")
+			for f := range strings.FieldsSeq(testwait.Recv(t, lines, "the family line")) {
+				pid, _ := strconv.Atoi(f)
+				family = append(family, pid)
 			}
 			if len(family) != 5 {
 				t.Fatalf("family %v, want 5 pids", family)
@@ -155,7 +154,7 @@ func TestCellName(t *testing.T) {
 func TestKilledSupervisorIsReplaced(t *testing.T) {
 	m := newManager("")
 	if kind, why := m.Kind(); kind != KindCgroup {
-		t.Skipf("containment here is %s: %v", kind, why)
+		testbin.SkipWithoutCgroup(t, "containment here is %s: %v", kind, why)
 	}
 	first, err := m.NewCell("first")
 	if err != nil {
@@ -196,7 +195,7 @@ func TestKilledSupervisorIsReplaced(t *testing.T) {
 func TestKillWithoutCgroupKill(t *testing.T) {
 	m := newManager("")
 	if kind, why := m.Kind(); kind != KindCgroup {
-		t.Skipf("containment here is %s: %v", kind, why)
+		testbin.SkipWithoutCgroup(t, "containment here is %s: %v", kind, why)
 	}
 	cell, err := m.NewCell("old-kernel")
 	if err != nil {
@@ -221,14 +220,9 @@ func TestKillWithoutCgroupKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	var family []int
-	select {
-	case line := <-lines:
-		for f := range strings.FieldsSeq(line) {
-			pid, _ := strconv.Atoi(f)
-			family = append(family, pid)
-		}
-	case <-t.Context().Done():
-		t.Fatal("no family line")
+	for f := range strings.FieldsSeq(testwait.Recv(t, lines, "the family line")) {
+		pid, _ := strconv.Atoi(f)
+		family = append(family, pid)
 	}
 	kill := func() error { return signalCgroupTree(cell.dir, syscall.SIGKILL) }
 	if err := kill(); err != nil {

@@ -5,5 +5,8 @@
 // `go test` without it builds the needed package once per test process
 // into a temporary directory. Either way nothing is skipped.
 //
+// It also says what a test does on a machine without a delegated cgroup
+// ([SkipWithoutCgroup]): skip, or fail where TOOLGATE_REQUIRE_CGROUP=1.
+//
 // It must only be imported from tests.
 package testbin

@@ -1,8 +1,8 @@
 // Command toolgate-launcher-exec is toolgate's executor launcher plugin: it
 // runs the stdio MCP servers of an environment locally, over ssh, or in a
 // container, pod or allocation (docker, kubectl, nomad exec), or through a
-// custom argv prefix. See package executor and the README section
-// "Running servers elsewhere".
+// custom argv prefix. See package executor and
+// docs/environments.md.
 package main
 
 import (

@@ -15,6 +15,11 @@
 // only, killed with the test and with the test binary): [RunBinary] and
 // [StartBinary] take the path of a built plugin.
 //
+// Against recorded traffic: [LedgerCalls] reads the tool calls of a
+// toolgate audit ledger as hook requests, and [ReplayPermission] asks a
+// hook about each of them, so a rule can be tested on real calls before
+// it goes live.
+//
 // Everything a helper starts is stopped by t.Cleanup. The package must not
 // import anything of the host.
 //

@@ -1,7 +1,7 @@
 // Command toolgate-launcher-nice is a complete launcher plugin: it runs
 // every stdio server of an environment on this machine at a lower CPU
-// priority. It is the example of the README section "Running servers
-// elsewhere"; a test builds it and runs an MCP session through it.
+// priority. It is the example of sdk/README.md, "Write your own
+// launcher"; a test builds it and runs an MCP session through it.
 package main
 
 import (

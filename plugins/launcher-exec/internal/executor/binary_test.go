@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testbin"
+	"github.com/toolgate/toolgate/internal/testwait"
 	"github.com/toolgate/toolgate/plugins/launcher-exec/internal/executor"
 	"github.com/toolgate/toolgate/sdk"
 	"github.com/toolgate/toolgate/sdk/launcher"
@@ -47,13 +48,8 @@ func TestPluginKilledMidCall(t *testing.T) {
 		_, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 600_000}})
 		result <- err
 	}()
-	select {
-	case line := <-calls.lines:
-		if !strings.Contains(line, `"tool":"slow"`) {
-			t.Fatalf("call log line %q, want the slow call", line)
-		}
-	case <-t.Context().Done():
-		t.Fatal(t.Context().Err())
+	if line := testwait.Recv(t, calls.lines, "the slow call in the call log"); !strings.Contains(line, `"tool":"slow"`) {
+		t.Fatalf("call log line %q, want the slow call", line)
 	}
 	killPlugin(t, b)
 

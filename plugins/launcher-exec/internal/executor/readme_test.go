@@ -23,34 +23,28 @@ import (
 	"github.com/toolgate/toolgate/sdk/plugintest"
 )
 
-// readmeSection returns the README section "Running servers elsewhere".
-func readmeSection(t *testing.T) string {
+// environmentsPage is docs/environments.md, "Running servers elsewhere",
+// whose examples configure this plugin.
+const environmentsPage = "docs/environments.md"
+
+// readDoc returns a documentation file of the repository.
+func readDoc(t *testing.T, rel string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testbin.Root(), "README.md"))
+	b, err := os.ReadFile(filepath.Join(testbin.Root(), filepath.FromSlash(rel)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := string(b)
-	const heading = "\n## Running servers elsewhere\n"
-	i := strings.Index(readme, heading)
-	if i < 0 {
-		t.Fatal("README.md has no section \"Running servers elsewhere\"")
-	}
-	section := readme[i+len(heading):]
-	if j := strings.Index(section, "\n## "); j >= 0 {
-		section = section[:j]
-	}
-	return section
+	return string(b)
 }
 
 var fence = regexp.MustCompile("(?s)```(hcl|go)\n(.*?)```")
 
-// TestReadmeExamplesAreValid decodes every environment block of the
-// README section with the plugin's own configuration code, and checks that
-// each server names an environment the section defines, so the examples
-// cannot drift from the plugin.
+// TestReadmeExamplesAreValid decodes every environment block of
+// docs/environments.md with the plugin's own configuration code, and
+// checks that each server names an environment the page defines, so the
+// examples cannot drift from the plugin.
 func TestReadmeExamplesAreValid(t *testing.T) {
-	section := readmeSection(t)
+	section := readDoc(t, environmentsPage)
 	envs := map[string]bool{}
 	var servers [][2]string // server, environment
 	nExec := 0
@@ -58,9 +52,9 @@ func TestReadmeExamplesAreValid(t *testing.T) {
 		if m[1] != "hcl" {
 			continue
 		}
-		f, diags := hclsyntax.ParseConfig([]byte(m[2]), "README.md", hcl.InitialPos)
+		f, diags := hclsyntax.ParseConfig([]byte(m[2]), environmentsPage, hcl.InitialPos)
 		if diags.HasErrors() {
-			t.Fatalf("README hcl block does not parse: %v\n%s", diags, m[2])
+			t.Fatalf("hcl block of "+environmentsPage+" does not parse: %v\n%s", diags, m[2])
 		}
 		for _, block := range f.Body.(*hclsyntax.Body).Blocks {
 			switch block.Type {
@@ -77,7 +71,7 @@ func TestReadmeExamplesAreValid(t *testing.T) {
 			case "server":
 				attr, ok := block.Body.Attributes["environment"]
 				if !ok {
-					t.Errorf("server %q in the README runs in no environment", block.Labels[0])
+					t.Errorf("server %q in "+environmentsPage+" runs in no environment", block.Labels[0])
 					continue
 				}
 				v, _ := attr.Expr.Value(nil)
@@ -86,11 +80,11 @@ func TestReadmeExamplesAreValid(t *testing.T) {
 		}
 	}
 	if nExec < 7 {
-		t.Errorf("the README shows %d environment blocks for launcher-exec, want one per executor", nExec)
+		t.Errorf(environmentsPage+" shows %d environment blocks for launcher-exec, want one per executor", nExec)
 	}
 	for _, s := range servers {
 		if !envs[s[1]] {
-			t.Errorf("server %q names environment %q, which the README does not define", s[0], s[1])
+			t.Errorf("server %q names environment %q, which "+environmentsPage+" does not define", s[0], s[1])
 		}
 	}
 }
@@ -142,8 +136,9 @@ func configJSON(t *testing.T, env *hclsyntax.Block) json.RawMessage {
 	return raw
 }
 
-// TestReadmeLauncherExample builds the README's example plugin, checks that
-// the README shows it verbatim, and runs an MCP session through it.
+// TestReadmeLauncherExample builds the example plugin of sdk/README.md,
+// checks that sdk/README.md shows it verbatim, and runs an MCP session
+// through it.
 func TestReadmeLauncherExample(t *testing.T) {
 	src := filepath.Join(testbin.Root(), "plugins", "launcher-exec", "example", "main.go")
 	code, err := os.ReadFile(src)
@@ -151,11 +146,11 @@ func TestReadmeLauncherExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	shown := false
-	for _, m := range fence.FindAllStringSubmatch(readmeSection(t), -1) {
+	for _, m := range fence.FindAllStringSubmatch(readDoc(t, "sdk/README.md"), -1) {
 		shown = shown || (m[1] == "go" && m[2] == string(code))
 	}
 	if !shown {
-		t.Errorf("the README section does not show %s verbatim; copy the file into its go block", src)
+		t.Errorf("sdk/README.md does not show %s verbatim; copy the file into its go block", src)
 	}
 
 	bin := filepath.Join(t.TempDir(), "toolgate-launcher-nice")

@@ -171,7 +171,7 @@ link.`,
 				return printJSON(g, list)
 			}
 			if !out.Enabled {
-				fmt.Fprintln(g.io.Err, "toolgate: the approval inbox of this serve is off: add approval { inbox {} } to its configuration")
+				fmt.Fprintln(g.io.Err, "toolgate: the approval inbox of this serve is off: add an inbox {} block, on a line of its own, inside the approval block of its configuration")
 			}
 			if len(list) == 0 {
 				fmt.Fprintln(g.io.Out, "no pending approvals")

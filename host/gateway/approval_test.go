@@ -179,7 +179,7 @@ func TestClientWithoutElicitationGetsADenialThatSaysHowToApprove(t *testing.T) {
 			if !res.IsError {
 				t.Fatalf("the call ran without approval: %s", text(res))
 			}
-			for _, want := range []string{"does not support elicitation", "approval { inbox {} }", "/approvals", "permission hook", `reviewer = "guardian"`, `approval_mode = "approve"`} {
+			for _, want := range []string{"does not support elicitation", "an inbox {} block", "/approvals", "permission hook", `reviewer = "guardian"`, `approval_mode = "approve"`} {
 				if !strings.Contains(text(res), want) {
 					t.Errorf("denial lacks %q: %s", want, text(res))
 				}

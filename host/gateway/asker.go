@@ -69,8 +69,8 @@ func (g *Gateway) nextSteps(p approval.Prompt) string {
 	if g.opts.Inbox != nil {
 		at = "at " + g.opts.Inbox.URL()
 	}
-	return fmt.Sprintf("To approve such calls from a browser, the terminal or a chat message, add approval { inbox {} } "+
-		"to toolgate's configuration: they are then held %s until someone approves them. "+
+	return fmt.Sprintf("To approve such calls from a browser, the terminal or a chat message, add an inbox {} block, on a line of its own, inside the approval block "+
+		"of toolgate's configuration: they are then held %s until someone approves them. "+
 		"Or let a permission hook or the Guardian reviewer (approval { reviewer = \"guardian\" }) decide, "+
 		"or allow this tool without asking by adding tool %q { approval_mode = %q } to the server %q block.",
 		at, p.Tool, "approve", p.Server)

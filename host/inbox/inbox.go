@@ -289,7 +289,7 @@ func argumentsHash(raw json.RawMessage) string {
 func (in *Inbox) Ask(ctx context.Context, p approval.Prompt, progress func(message string)) (approval.Choice, error) {
 	c := in.cfg()
 	if c == nil {
-		return approval.ChoiceDecline, &approval.NobodyToAsk{Why: "the approval inbox is not configured", Next: "Add approval { inbox {} } to the configuration."}
+		return approval.ChoiceDecline, &approval.NobodyToAsk{Why: "the approval inbox is not configured", Next: "Add an inbox {} block, on a line of its own, inside the approval block of the configuration."}
 	}
 	mode := c.Mode
 	if r := route(c, p.Server, p.Tool, p.Caller); r != nil && r.Mode != "" {

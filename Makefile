@@ -20,19 +20,9 @@ PLATFORMS   := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 w
 TEST_TIMEOUT ?= 20m
 TESTFLAGS   ?=
 
-# Plugins shipped with toolgate, built into bin/plugins/.
-PLUGINS := \
-	toolgate-hook-policy=./plugins/hooks/policy \
-	toolgate-hook-command=./plugins/hooks/command \
-	toolgate-guardian=./plugins/guardian \
-	toolgate-launcher-exec=./plugins/launcher-exec
-
-# Every main package and the binary it builds.
-CMDS := \
-	toolgate=./host/cmd/toolgate \
-	mcp-demo=./testplugins/mcp-demo \
-	conformance-client=./testplugins/conformance-client \
-	bare-gateway=./testplugins/bare-gateway
+# Every binary and the package it builds from, as name=package: the one
+# list, binaries.list, which internal/testbin and deploy/Dockerfile read too.
+BINARIES := $(shell awk '!/^\#/ && NF { print $$1 "=" $$2 }' binaries.list)
 
 .PHONY: help
 help: ## list targets
@@ -45,25 +35,18 @@ deps: ## download Go modules
 .PHONY: build
 build: deps ## build bin/toolgate, the plugins and the test servers
 	@mkdir -p $(BIN) $(BIN)/plugins $(BIN)/testplugins
-	@for pair in $(CMDS); do \
+	@for pair in $(BINARIES); do \
 		name=$${pair%%=*}; pkg=$${pair#*=}; \
 		echo "go build -o bin/$$name $$pkg"; \
 		$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/$$name $$pkg; \
 	done
-	@for pair in $(PLUGINS); do \
-		name=$${pair%%=*}; pkg=$${pair#*=}; \
-		echo "go build -o bin/plugins/$$name $$pkg"; \
-		$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/plugins/$$name $$pkg; \
-	done
-	$(GO) build -o $(BIN)/testplugins/ ./testplugins/plugins/...
-	$(GO) build -o $(BIN)/testplugins/everything-server github.com/modelcontextprotocol/go-sdk/conformance/everything-server
 
 .PHONY: proto
 proto: ## regenerate sdk/internal/pb from sdk/proto (pinned generators into bin/tools)
 	bash sdk/scripts/genproto.sh
 
 .PHONY: interop
-interop: $(INTEROP)/node_modules/.installed ## install the pinned npm referees (conformance, everything, inspector)
+interop: $(INTEROP)/node_modules/.installed ## install the pinned npm referees (conformance, everything, inspector, Claude Code, Codex CLI)
 
 $(INTEROP)/node_modules/.installed: $(INTEROP)/package.json $(INTEROP)/package-lock.json
 	@command -v npm >/dev/null || { echo "npm is required for the interop tests (conformance suite, server-everything, inspector): install Node.js and npm" >&2; exit 1; }
@@ -139,7 +122,7 @@ bench: build ## run the benchmarks (ratios against baselines measured in the sam
 	TOOLGATE_BIN=$(BIN) $(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
 
 .PHONY: check
-check: proto ## gofmt, go vet, build and vet for every supported OS/arch, the sdk/ import boundary, generated code up to date
+check: proto ## gofmt, go vet, build and vet for every supported OS/arch, the sdk/ import boundary, the pipeline boundary, generated code up to date
 	@unformatted=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go' | grep -v '/internal/pb/')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
@@ -154,6 +137,10 @@ check: proto ## gofmt, go vet, build and vet for every supported OS/arch, the sd
 	done
 	@leak=$$($(GO) list -deps -test ./sdk/... | grep -E '^$(MODULE)/(host|plugins)(/|$$)' || true); \
 	if [ -n "$$leak" ]; then echo "sdk/ must not import host/ or plugins/, but imports:"; echo "$$leak"; exit 1; fi
+	@# Only host/pipeline sends requests to servers: no door may skip
+	@# admission, hooks, approval or the audit log.
+	@$(GO) test -count=1 -run '^TestOnlyThePipelineSendsRequests$$' ./host/pipeline/ || \
+		{ echo "a package sends requests to servers outside host/pipeline (listed above): route them through Host.Pipeline().Do"; exit 1; }
 	@changed=$$(git status --porcelain -- sdk/internal/pb); \
 	if [ -n "$$changed" ]; then echo "make proto changed generated code; commit the result:"; echo "$$changed"; exit 1; fi
 	@echo "check: ok"

@@ -19,10 +19,12 @@ import (
 	"github.com/toolgate/toolgate/host/execution"
 	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/host/exposure/embeddings"
+	"github.com/toolgate/toolgate/host/identity"
 	"github.com/toolgate/toolgate/host/launch"
 	"github.com/toolgate/toolgate/host/ledger"
 	"github.com/toolgate/toolgate/host/manager"
 	"github.com/toolgate/toolgate/host/mcpclient"
+	"github.com/toolgate/toolgate/host/pipeline"
 	"github.com/toolgate/toolgate/host/pluginhost"
 	"github.com/toolgate/toolgate/host/ratelimit"
 )
@@ -96,6 +98,7 @@ type Host struct {
 	shadow   *approval.ShadowRunner // runs mode = "shadow" hooks; closed with the host
 	executor *execution.Executor
 	limiter  *ratelimit.Limiter // serve's limit blocks; nil = none
+	pipeline *pipeline.Pipeline // built from approval, executor and limiter
 	envs     *environment.Registry
 
 	// persistMu serializes "don't ask again" writes to config files.
@@ -124,7 +127,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 			return nil, err
 		}
 		a, err := events.OpenAudit(cfg.AuditLog, events.WithAuditLogger(log.Named("audit")),
-			events.WithAuditRedactor(h.secrets.Redact),
+			events.WithAuditRedactor(h.secrets.RedactRecord),
 			events.WithLedgerRotation(events.LedgerRotation{MaxBytes: cfg.AuditRotate.MaxBytes, MaxAge: cfg.AuditRotate.MaxAge}),
 			events.WithLedgerSigner(signer, cfg.AuditSigning.CheckpointEvery))
 		if err != nil {
@@ -157,6 +160,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	h.Manager = manager.New(cfg, mo)
 	h.executor = h.newExecutor(cfg)
 	h.limiter = ratelimit.New(cfg.Serve.Limits, h.opts.LimitClock)
+	h.pipeline = h.newPipeline()
 	h.embedder = h.newEmbedder(cfg, nil, nil)
 	return h, nil
 }
@@ -223,11 +227,34 @@ func (h *Host) newExecutor(cfg *config.Config) *execution.Executor {
 		Model:       cfg.Model,
 		Permissions: cfg.Approval.Permissions,
 		Cwd:         h.cwd,
-		Events:      h.Bus,
 		// Results are serialized only where something keeps them.
 		RecordResults: cfg.AuditLog != "" || h.log.IsDebug(),
 		Logger:        h.log.Named("execution"),
 	})
+}
+
+// newPipeline builds the request pipeline from the parts in force; the
+// caller holds mu or owns h.
+func (h *Host) newPipeline() *pipeline.Pipeline {
+	var admit func(*identity.Caller, string) error
+	if limiter := h.limiter; limiter != nil {
+		admit = limiter.Admit
+	}
+	return pipeline.New(pipeline.Options{
+		Approver: h.approval,
+		Executor: h.executor,
+		Servers:  h.Manager,
+		Admit:    admit,
+		Events:   h.Bus,
+	})
+}
+
+// Pipeline returns the request pipeline in force: every request to a
+// server, from any door, goes through it.
+func (h *Host) Pipeline() *pipeline.Pipeline {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.pipeline
 }
 
 // Config returns the configuration in force.
@@ -255,17 +282,11 @@ func (h *Host) Start(ctx context.Context) { h.Manager.Start(ctx) }
 // The step captures the catalog on first use.
 func (h *Host) NewStep(sessionID string) *exposure.Step {
 	h.mu.RLock()
-	cfg, proc, exec, limiter, emb := h.cfg, h.approval, h.executor, h.limiter, h.embedder
+	cfg, pl, emb := h.cfg, h.pipeline, h.embedder
 	h.mu.RUnlock()
-	var admit func(events.Call) error
-	if limiter != nil {
-		admit = func(c events.Call) error { return limiter.Admit(c.Caller, c.ModelName) }
-	}
 	return exposure.NewStep(exposure.Options{
-		Admit:      admit,
 		Catalogs:   h.Manager,
-		Approver:   proc,
-		Executor:   exec,
+		Pipeline:   pl,
 		SessionID:  sessionID,
 		Model:      cfg.Model,
 		Events:     h.Bus,
@@ -320,6 +341,7 @@ func (h *Host) Apply(cfg *config.Config) manager.ApplyResult {
 		// Changed limits start with full buckets.
 		h.limiter = ratelimit.New(cfg.Serve.Limits, h.opts.LimitClock)
 	}
+	h.pipeline = h.newPipeline()
 	h.embedder = h.newEmbedder(cfg, old, h.embedder)
 	envs := h.envs
 	h.mu.Unlock()

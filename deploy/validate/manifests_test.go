@@ -271,13 +271,23 @@ func TestDockerfile(t *testing.T) {
 	if len(users) == 0 || strings.HasPrefix(users[len(users)-1][1], "0") || users[len(users)-1][1] == "root" {
 		t.Errorf("the image does not end as a non-root USER: %v", users)
 	}
-	mk, err := os.ReadFile("../../Makefile")
+	// The image builds what binaries.list marks "image": toolgate and
+	// every shipped plugin.
+	if !strings.Contains(text, "binaries.list") {
+		t.Error("the Dockerfile does not build from binaries.list")
+	}
+	list, err := os.ReadFile("../../binaries.list")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range regexp.MustCompile(`(toolgate-[a-z-]+)=\./plugins/`).FindAllStringSubmatch(string(mk), -1) {
-		if !strings.Contains(text, "/out/plugins/"+m[1]+" ") {
-			t.Errorf("the image does not build the shipped plugin %s", m[1])
+	for _, line := range strings.Split(string(list), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		shipped := f[0] == "toolgate" || strings.HasPrefix(f[0], "plugins/")
+		if image := len(f) > 2 && f[2] == "image"; shipped != image {
+			t.Errorf("binaries.list: %s is marked image=%v; toolgate and the plugins/ binaries (only) go into the image", f[0], image)
 		}
 	}
 }

@@ -79,7 +79,7 @@ unknown; 2 bad usage or an invalid configuration.`,
 				}
 			} else {
 				// The text is the server's: escapes in it must not act on
-				// the user's terminal (--json shows it raw).
+				// the user's terminal (--json writes them as JSON escapes).
 				fmt.Fprintln(g.io.Out, safetext.Block(res.Output().Text))
 			}
 			if res.Status != events.CallCompleted {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/host/approval"
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/mcpclient"
+	"github.com/toolgate/toolgate/internal/safetext"
 )
 
 // Exit codes, documented in the root help.
@@ -121,6 +123,9 @@ then the user config directory (toolgate/config.hcl).
 		newAuditCmd(g),
 		newReplayCmd(g),
 		newVersionCmd(g),
+		newImportCmd(g),
+		newMCPCmd(g),
+		newConnectCmd(g),
 	)
 
 	err := root.ExecuteContext(ctx)
@@ -224,8 +229,17 @@ func newVersionCmd(g *globals) *cobra.Command {
 }
 
 // printJSON writes v as indented JSON: the --json output of every command.
+// Bidi overrides and other invisible characters a server put in a name,
+// a description or a result are written as \u escapes (safetext.JSON):
+// the value is the same for a program reading it, and a person viewing
+// it sees what is there.
 func printJSON(g *globals, v any) error {
-	enc := json.NewEncoder(g.io.Out)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := g.io.Out.Write(safetext.JSON(b.Bytes()))
+	return err
 }

@@ -330,7 +330,7 @@ server "dead" {
   command = "MCP_DEMO"
   args    = ["--hostile-text", "--exit-immediately", "4"]
 }`)
-	raw := []string{"\x1b", "\x00", "\x07", "\u202e"}
+	raw := []string{"\x1b", "\x00", "\x07", "\u202e", "\u200b"}
 	check := func(what, text string) {
 		t.Helper()
 		for _, r := range raw {
@@ -362,6 +362,7 @@ server "dead" {
 		}
 	}
 	js := run(t, nil, "tools", "--json", "--config", cfg)
+	check("tools --json", js.stdout)
 	if err := json.Unmarshal([]byte(js.stdout), &listed); err != nil {
 		t.Fatal(err)
 	}
@@ -378,6 +379,18 @@ server "dead" {
 	check("call", call.stdout)
 	if call.code != 0 || !strings.Contains(call.stdout, `override \u202etxt.exe`) {
 		t.Errorf("call: exit %d\n%s\n%s", call.code, call.stdout, call.stderr)
+	}
+	// --json keeps the value (a program decodes the same text) and shows
+	// the override and the zero-width space as JSON escapes.
+	callJSON := run(t, nil, "call", name, "--json", "--config", cfg)
+	check("call --json", callJSON.stdout)
+	var result struct {
+		Content []struct{ Text string }
+	}
+	if err := json.Unmarshal([]byte(callJSON.stdout), &result); err != nil || len(result.Content) == 0 ||
+		!strings.Contains(result.Content[0].Text, "override \u202etxt.exe, zero\u200bwidth") ||
+		!strings.Contains(callJSON.stdout, `\u202etxt.exe, zero\u200bwidth`) {
+		t.Errorf("call --json: %v\n%s", err, callJSON.stdout)
 	}
 	data, err := os.ReadFile(audit)
 	if err != nil {
@@ -475,5 +488,63 @@ server "demo" {
 		if tl.DefinitionChanged != (tl.Tool == "slow_write") {
 			t.Errorf("%s: definition_changed = %v", tl.Tool, tl.DefinitionChanged)
 		}
+	}
+}
+
+// TestSecretFormatsAServerPrintsAreRedacted: a server that prints fake
+// credentials of every well-known format (mcp-demo --leak-secrets) to
+// stderr and in a result gets none of them into the audit log or
+// toolgate's log (info and debug); the model gets the result as written,
+// unless the block sets redact_secret_formats = true.
+func TestSecretFormatsAServerPrintsAreRedacted(t *testing.T) {
+	canaries := mcpdemo.SecretCanaries()
+	for _, tc := range []struct {
+		block    string
+		shownRaw bool
+	}{
+		{"", true},
+		{"redact_secret_formats = true", false},
+	} {
+		t.Run(fmt.Sprintf("shown=%v", tc.shownRaw), func(t *testing.T) {
+			audit := filepath.Join(t.TempDir(), "audit.jsonl")
+			cfg := writeConfig(t, `audit_log = "`+audit+`"
+server "s" {
+  command = "MCP_DEMO"
+  args    = ["--no-default-tools", "--leak-secrets"]
+  default_tools_approval_mode = "approve"
+  `+tc.block+`
+}`)
+			r := run(t, nil, "call", "mcp__s__leak_secrets", "--log-level", "debug", "--config", cfg)
+			if r.code != 0 {
+				t.Fatalf("call: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			data, err := os.ReadFile(audit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(r.stderr, "mcp-demo: leaking") {
+				t.Fatalf("the server's stderr was not logged:\n%s", r.stderr)
+			}
+			for _, c := range canaries {
+				// The PEM body line stands for the block; the log has it
+				// on one line.
+				probe := c
+				if i := strings.Index(c, "MIIE"); i >= 0 {
+					probe = c[i : i+24]
+				}
+				if strings.Contains(string(data), probe) {
+					t.Errorf("the audit log records %q", probe)
+				}
+				if strings.Contains(r.stderr, probe) {
+					t.Errorf("the log shows %q", probe)
+				}
+				if got := strings.Contains(r.stdout, probe); got != tc.shownRaw {
+					t.Errorf("the result shows %q = %v, want %v:\n%s", probe, got, tc.shownRaw, r.stdout)
+				}
+			}
+			if !strings.Contains(string(data), "[REDACTED]") {
+				t.Errorf("the audit log should show where the secrets were:\n%s", data)
+			}
+		})
 	}
 }

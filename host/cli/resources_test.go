@@ -58,12 +58,12 @@ server "docs" {
 	}
 	var reads []string
 	for _, line := range strings.Split(string(b), "\n") {
-		var e struct{ Event, Server, Tool, Status string }
-		if json.Unmarshal([]byte(line), &e) == nil && e.Event == "tool_call_end" && e.Tool == "read_mcp_resource" {
-			reads = append(reads, e.Server+" "+e.Status)
+		var e struct{ Event, Kind, Server, URI, Status string }
+		if json.Unmarshal([]byte(line), &e) == nil && e.Event == "tool_call_end" && e.Kind == "resource_read" {
+			reads = append(reads, e.Server+" "+e.URI+" "+e.Status)
 		}
 	}
-	if strings.Join(reads, ", ") != "docs completed, docs failed" {
+	if strings.Join(reads, ", ") != "docs demo://item/42 completed, docs demo://doc/00003 failed" {
 		t.Errorf("audit log records reads %v, want the completed and the refused one", reads)
 	}
 }

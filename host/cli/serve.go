@@ -69,8 +69,9 @@ Servers start in the background: clients are served at once with the servers
 that are ready, and told (notifications/tools/list_changed) as each further
 one's tools arrive. A session's first tools/list (resources/list, prompts/list)
 waits until every server is ready or failed, for at most serve {
-initial_list_wait } (default 500ms; 0 answers at once), so that a client that
-lists once (a script, inspector --cli) sees the servers that start quickly. A server that fails to start is retried with backoff
+initial_list_wait } (default 8s, below Codex's 10 s startup limit; 0 answers at
+once), so that a client that lists once (a script, Codex, inspector --cli) sees
+every server that starts in time. A server that fails to start is retried with backoff
 (retry_startup); a required one that fails stops toolgate with exit code 1.
 
 SIGHUP (and, with --watch, any change of the configuration file) reloads the

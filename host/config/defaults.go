@@ -81,6 +81,10 @@ func defaultServer(name string) Server {
 // step's tool list and search index slow for everyone.
 const MaxMaxTools = 100000
 
+// MaxToolTextBytes bounds max_description_bytes and max_schema_bytes:
+// one tool's text past it is no longer a description.
+const MaxToolTextBytes = 16 << 20
+
 // defaultPluginTimeout depends on the kind: a Guardian review is a model
 // call, a hook or a launcher start is a quick local RPC.
 func defaultPluginTimeout(kind PluginKind) time.Duration {

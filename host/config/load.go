@@ -21,6 +21,10 @@ type LoadOptions struct {
 	// of bearer_token_env_var. nil means os.LookupEnv. Load is the only
 	// place the environment is read; tests pass a fake.
 	LookupEnv func(string) (string, bool)
+	// Replace gives the text to read instead of a file's (by absolute
+	// path), so an edit is validated exactly as it would load before it
+	// is written.
+	Replace map[string][]byte
 }
 
 // Load reads the config at path, a file or a directory. For a directory,
@@ -52,7 +56,13 @@ func Load(path string, opts LoadOptions) (*Config, hcl.Diagnostics) {
 		servers:    map[string]hcl.Range{},
 	}
 	for _, p := range paths {
-		f, parseDiags := parser.ParseHCLFile(p)
+		var f *hcl.File
+		var parseDiags hcl.Diagnostics
+		if src, ok := opts.Replace[p]; ok {
+			f, parseDiags = parser.ParseHCL(src, p)
+		} else {
+			f, parseDiags = parser.ParseHCLFile(p)
+		}
 		diags = append(diags, parseDiags...)
 		if f == nil || parseDiags.HasErrors() {
 			continue

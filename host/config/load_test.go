@@ -229,6 +229,9 @@ server "files" {
   supports_parallel_tool_calls = true
   forward_sampling             = false
   redact_results = false
+  redact_secret_formats = true
+  max_description_bytes = 2048
+  max_schema_bytes      = 100000
 }
 `
 	cfg, dir := mustLoad(t, src, map[string]string{"GITHUB_TOKEN": "t0ken"})
@@ -283,6 +286,7 @@ server "files" {
 				},
 				Cwd:            filepath.Join(dir, "project"),
 				StartupTimeout: 30 * time.Second, RetryStartup: true,
+				RedactSecretFormats: true, MaxDescriptionBytes: 2048, MaxSchemaBytes: 100000,
 				ToolTimeout:              300 * time.Second,
 				EnabledTools:             []string{},
 				DisabledTools:            []string{"delete_everything"},

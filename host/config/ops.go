@@ -14,12 +14,15 @@ import (
 const DefaultDrainGrace = 20 * time.Second
 
 // DefaultInitialListWait is how long a session's first list waits for
-// servers still starting when serve { initial_list_wait } is not set:
-// long enough for servers that start in well under a second to be in the
-// one list a script or `inspector --cli` reads, short enough that a
-// client never waits long for one that is slow or hangs (it is
-// announced with list_changed later).
-const DefaultInitialListWait = 500 * time.Millisecond
+// servers still starting when serve { initial_list_wait } is not set.
+// Clients that list once and ignore list_changed (Codex never re-lists
+// tools; Claude Code never re-lists resources or prompts) would lose a
+// slow server for the whole session, so the first list waits until every
+// server settled — it answers as soon as they have — bounded below the
+// shortest startup limit of the clients people use: Codex gives a server
+// 10 s by default (startup_timeout_sec) for its process start, handshake
+// and first tools/list, and toolgate itself needs some of that to start.
+const DefaultInitialListWait = 8 * time.Second
 
 // serveOps reads the operations settings of the serve block: the
 // metrics listener, OTLP tracing and the drain grace period.

@@ -207,7 +207,10 @@ type rawServer struct {
 	Exposure                 *hcl.Attribute `hcl:"exposure,optional"`
 	ParallelToolCalls        *hcl.Attribute `hcl:"supports_parallel_tool_calls,optional"`
 	RedactResults            *hcl.Attribute `hcl:"redact_results,optional"`
+	RedactSecretFormats      *hcl.Attribute `hcl:"redact_secret_formats,optional"`
 	MaxTools                 *hcl.Attribute `hcl:"max_tools,optional"`
+	MaxDescriptionBytes      *hcl.Attribute `hcl:"max_description_bytes,optional"`
+	MaxSchemaBytes           *hcl.Attribute `hcl:"max_schema_bytes,optional"`
 
 	DeclRange hcl.Range // set by the loader
 }

@@ -100,8 +100,15 @@ func (l *loader) server(d *decoder, r *rawServer) {
 		s.ForwardSampling = &v
 	}
 	s.RedactResults = d.bool(r.RedactResults, s.RedactResults)
+	s.RedactSecretFormats = d.bool(r.RedactSecretFormats, s.RedactSecretFormats)
 	if v, ok := d.int(r.MaxTools, 1, MaxMaxTools); ok {
 		s.MaxTools = v
+	}
+	if v, ok := d.int(r.MaxDescriptionBytes, 256, MaxToolTextBytes); ok {
+		s.MaxDescriptionBytes = v
+	}
+	if v, ok := d.int(r.MaxSchemaBytes, 256, MaxToolTextBytes); ok {
+		s.MaxSchemaBytes = v
 	}
 	if v, ok := d.enum(r.Exposure, "tool exposure", []string{string(ExposureDirect), string(ExposureDeferred)}); ok {
 		s.Exposure = ExposureMode(v)

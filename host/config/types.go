@@ -492,10 +492,22 @@ type Server struct {
 	// given (credential env values, tokens, credential headers) in the
 	// results the model gets. The audit log redacts them either way.
 	RedactResults bool
+	// RedactSecretFormats (default false) also replaces well-known
+	// credential formats (AWS keys, GitHub and Slack tokens, JWTs, Bearer
+	// values, private key blocks: mcpclient.SecretFormats) in the results
+	// the model gets. The audit log and the logs replace them either way.
+	RedactSecretFormats bool
 	// MaxTools is how many of the server's tools are kept (max_tools); a
 	// server listing more is degraded, keeping the first MaxTools. 0 =
 	// unset (mcpclient.DefaultMaxTools).
 	MaxTools int
+	// MaxDescriptionBytes and MaxSchemaBytes cap each listed tool's
+	// description and each of its schemas (max_description_bytes,
+	// max_schema_bytes); past them the description is cut with a marker
+	// and the schema replaced, with a warning. 0 = unset (the mcpclient
+	// defaults, 8 KiB and 64 KiB).
+	MaxDescriptionBytes int
+	MaxSchemaBytes      int
 
 	DeclRange hcl.Range
 }

@@ -79,13 +79,20 @@ type ServerState struct {
 
 func (ServerState) Kind() string { return "server_state" }
 
-// Call identifies one tool call in every call event.
+// Call identifies one request in every call event: a tool call, or
+// another kind of request to a server (host/pipeline's kinds).
 type Call struct {
 	CallID    string `json:"call_id"`
 	SessionID string `json:"session_id"`
-	Server    string `json:"server"`
-	Tool      string `json:"tool"`       // raw tool name
-	ModelName string `json:"model_name"` // flat model-visible name
+	// Kind is the request's kind (tool_call, builtin, resource_read,
+	// resource_subscribe, prompt_get, completion); "" in events of
+	// code that predates kinds means a tool call.
+	Kind   string `json:"kind,omitempty"`
+	Server string `json:"server"`
+	Tool   string `json:"tool"` // raw name: the tool, prompt or completion's prompt ref
+	// URI is the raw resource URI of resource kinds.
+	URI       string `json:"uri,omitempty"`
+	ModelName string `json:"model_name"` // the name the client used
 	// Caller is who made the call (toolgate serve with auth); omitted
 	// when unknown.
 	Caller *identity.Caller `json:"caller,omitempty"`

@@ -16,13 +16,14 @@
 //     header, middle truncation to the model's byte budget ([Truncate]);
 //   - the event projection ([EventProjection]): the raw result for the
 //     audit trail, capped at [EventResultMaxBytes];
-//   - exactly one [events.ToolCallEnd] per [Executor.Execute].
+//   - what the call's tool_call_end records ([Result].EventResult and
+//     EventError, redacted); host/pipeline emits the event.
 //
 // It must not approve or deny (package approval does, before this), route
 // by model name (the router resolves the raw route first), retry a call
-// (a tools/call may have side effects), or emit begin and approval events
-// (the router does). It logs only through the injected logger and never
-// logs arguments or results above debug level.
+// (a tools/call may have side effects), or emit events (host/pipeline
+// does). It logs only through the injected logger and never logs
+// arguments or results above debug level.
 //
 // # Sandbox state in _meta
 //

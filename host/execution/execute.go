@@ -40,10 +40,8 @@ type Options struct {
 	// Cwd is the sandbox working directory reported in sandbox-state meta;
 	// "" leaves it out.
 	Cwd string
-	// Events receives one tool_call_end per call; nil drops them.
-	Events events.Sink
 	// RecordResults puts each call's event projection (up to 1 MiB) in
-	// its tool_call_end event. Serializing a result costs about as much as
+	// Result.EventResult, for its tool_call_end event. Serializing a result costs about as much as
 	// the rest of the host's work on a call, so it is done only for a
 	// sink that keeps it (the audit log, a debug log).
 	RecordResults bool
@@ -88,6 +86,12 @@ type Result struct {
 	Status string
 	// Wall is the time from Request.Started to the answer.
 	Wall time.Duration
+	// Finished is when the answer came.
+	Finished time.Time
+	// EventResult and EventError are what the call's tool_call_end
+	// records (redacted; EventResult only with Options.RecordResults).
+	EventResult json.RawMessage
+	EventError  string
 
 	model config.Model
 }
@@ -121,7 +125,6 @@ type Executor struct {
 	model  config.Model
 	perms  config.Permissions
 	cwd    string
-	events events.Sink
 	record bool
 	log    hclog.Logger
 	now    func() time.Time
@@ -138,7 +141,6 @@ func New(opts Options) *Executor {
 		model:  opts.Model,
 		perms:  opts.Permissions,
 		cwd:    opts.Cwd,
-		events: opts.Events,
 		record: opts.RecordResults,
 		log:    opts.Logger,
 		now:    opts.Now,
@@ -154,8 +156,8 @@ func New(opts Options) *Executor {
 }
 
 // Execute sends the call through the Caller with its _meta, timeout and
-// progress callback, projects the outcome and emits exactly one
-// events.ToolCallEnd. It never retries. A cancelled ctx ends the call
+// progress callback and projects the outcome, with what the call's
+// tool_call_end records (host/pipeline emits it). It never retries. A cancelled ctx ends the call
 // as a failure (the server is told through notifications/cancelled).
 func (e *Executor) Execute(ctx context.Context, req Request) Result {
 	started := req.Started
@@ -201,26 +203,25 @@ func (e *Executor) Execute(ctx context.Context, req Request) Result {
 		e.log.Debug("tool call finished", "server", call.Server, "tool", call.Tool, "call_id", call.CallID,
 			"status", res.Status, "wall", wall)
 	}
-	ev := events.ToolCallEnd{
-		At:       finished,
-		Call:     call,
-		Status:   res.Status,
-		Duration: wall,
+	res.Finished = finished
+	// What toolgate records (events: the audit log, debug log lines) is
+	// redacted of the server's secrets and of well-known credential
+	// formats, whatever the model gets.
+	record := func(s string) string {
+		if redact != nil && !inResults {
+			s = redact(s)
+		}
+		return mcpclient.RedactSecretFormats(s)
 	}
 	if e.record {
-		ev.Result = EventProjection(res.Raw, res.Err)
-		if redact != nil && !inResults {
-			ev.Result = json.RawMessage(redact(string(ev.Result)))
-		}
+		res.EventResult = json.RawMessage(record(string(EventProjection(res.Raw, res.Err))))
 	}
 	if res.Err != nil {
-		ev.Error = Truncate(res.Err.Error(), EventResultMaxBytes)
+		res.EventError = Truncate(res.Err.Error(), EventResultMaxBytes)
 		if redact != nil {
-			ev.Error = redact(ev.Error)
+			res.EventError = redact(res.EventError)
 		}
-	}
-	if e.events != nil {
-		e.events.Emit(ev)
+		res.EventError = mcpclient.RedactSecretFormats(res.EventError)
 	}
 	return res
 }

@@ -61,9 +61,6 @@ func newExecutor(caller execution.Caller, rec *events.Recorder) *execution.Execu
 		// TestResultsAreRecordedOnlyWhenAsked for the default.
 		RecordResults: true,
 	}
-	if rec != nil {
-		opts.Events = rec
-	}
 	return execution.New(opts)
 }
 
@@ -211,14 +208,8 @@ func TestExecuteOutcomes(t *testing.T) {
 				t.Errorf("Err = %q, want %q", gotErr, tt.wantErr)
 			}
 
-			all := rec.Events()
-			if len(all) != 1 {
-				t.Fatalf("emitted %d events, want exactly one tool_call_end: %v", len(all), all)
-			}
-			end, ok := all[0].(events.ToolCallEnd)
-			if !ok {
-				t.Fatalf("emitted %T, want events.ToolCallEnd", all[0])
-			}
+			end := events.ToolCallEnd{At: res.Finished, Call: slowCall, Status: res.Status, Duration: res.Wall,
+				Result: res.EventResult, Error: res.EventError}
 			want := events.ToolCallEnd{
 				At:       t0.Add(1500 * time.Millisecond),
 				Call:     slowCall,
@@ -308,13 +299,11 @@ func TestNewWithoutCallerPanics(t *testing.T) {
 
 func TestResultsAreRecordedOnlyWhenAsked(t *testing.T) {
 	for _, record := range []bool{false, true} {
-		rec := &events.Recorder{}
 		e := execution.New(execution.Options{Caller: returning(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}, nil),
-			Events: rec, RecordResults: record})
-		e.Execute(t.Context(), execution.Request{Call: slowCall})
-		ends := events.Of[events.ToolCallEnd](rec)
-		if len(ends) != 1 || (ends[0].Result != nil) != record {
-			t.Errorf("RecordResults=%v: events %+v", record, ends)
+			RecordResults: record})
+		res := e.Execute(t.Context(), execution.Request{Call: slowCall})
+		if (res.EventResult != nil) != record {
+			t.Errorf("RecordResults=%v: EventResult %s", record, res.EventResult)
 		}
 	}
 }

@@ -7,12 +7,14 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/toolgate/toolgate/internal/contain"
 	"github.com/toolgate/toolgate/internal/testbin"
 )
 
 // TestMain checks for leaked goroutines after the binaries testbin built
 // are removed; goleak.VerifyTestMain would exit before that cleanup.
 func TestMain(m *testing.M) {
+	contain.RunSupervisorIfAsked()
 	code := m.Run()
 	testbin.Cleanup()
 	if code == 0 {

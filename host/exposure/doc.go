@@ -10,18 +10,20 @@
 //   - the registry: every runtime the step can dispatch, including tools
 //     the model cannot see (hidden by _meta.ui.visibility).
 //
-// [Step.Call] is the call path: model name → raw route, argument parsing,
-// the tool_call_begin event, approval (package approval decides), the
-// catalog-revision guard, then execution (package execution runs the call
-// and shapes the answer). Calls to parallel-safe tools (server opt-in or
-// readOnlyHint) run concurrently; all other calls of a step are serialized.
+// [Step.Call] routes: model name → raw route and argument parsing, then
+// it hands the request to the pipeline (host/pipeline: admit, audit,
+// hooks, approval, execution) once, with the step's freshness guard: the
+// catalog-revision check, taken with the call's turn — calls to
+// parallel-safe tools (server opt-in or readOnlyHint) run concurrently,
+// all other calls of a step are serialized.
 //
 // When a server offers resources it adds the host tools
 // list_mcp_resources, list_mcp_resource_templates and read_mcp_resource
-// (resources.go); reads are audited but not put through approval.
+// (resources.go); a read goes through the pipeline as a resource read
+// (admitted and audited, not put through approval).
 //
-// It must not decide approval, talk to servers, or shape results: it asks
-// the [Approver] and the [Executor] it is given.
+// It must not decide approval, talk to servers, emit request events or
+// shape results: the pipeline does all of it.
 //
 // A Step is safe for concurrent use.
 //

@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/host/catalog"
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/execution"
+	"github.com/toolgate/toolgate/host/pipeline"
 )
 
 // The host's resource tools, like Codex's: a model reaches the resources
@@ -38,12 +39,6 @@ func IsResourceTool(name string) bool {
 		return true
 	}
 	return false
-}
-
-// ResourceReader reads one resource of one server (the manager). A
-// step's Catalogs that also implements it enables read_mcp_resource.
-type ResourceReader interface {
-	ReadResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error)
 }
 
 // resourceTools returns the registry entries of the resource tools for
@@ -89,14 +84,14 @@ type resourceEntry struct {
 	Size        int64  `json:"size,omitempty"`
 }
 
-// callResourceTool serves a model call of one of the resource tools.
-// Reads are not tool calls of the server and do not go through the
-// approval chain: what a model may read is decided per server by
-// enabled_resources / disabled_resources (the manager refuses the rest).
-// Every call whose arguments parse and whose server (if named) is
-// configured is recorded (tool_call_begin / tool_call_end, with the server
-// and the tool's name) in the event stream and so in the audit log,
-// allowed or refused; malformed calls are answered without a record.
+// callResourceTool serves a model call of one of the resource tools
+// through the pipeline: read_mcp_resource as a resource read of the
+// server (admitted and audited, never put to approval: what a model may
+// read is decided per server by enabled_resources / disabled_resources,
+// and the manager refuses the rest), the list tools as built-ins that
+// answer from the step's catalog. Malformed calls (bad arguments, an
+// unknown server, a read without server and uri) are answered without a
+// record.
 func (s *Step) callResourceTool(ctx context.Context, req CallRequest, t *Tool, started time.Time) CallResult {
 	var in struct {
 		Server *string `json:"server"`
@@ -119,76 +114,70 @@ func (s *Step) callResourceTool(ctx context.Context, req CallRequest, t *Tool, s
 			return s.ended(req.CallID, t, started, fmt.Errorf("unknown MCP server %q; %s lists the servers that offer resources", server, ListResourcesToolName))
 		}
 	}
-	call := events.Call{CallID: req.CallID, SessionID: s.opts.SessionID, Server: server, Tool: t.ModelName, ModelName: t.ModelName}
-	rawArgs := args
-	if rawArgs == nil {
-		rawArgs = json.RawMessage(`{}`)
-	}
-	s.opts.Events.Emit(events.ToolCallBegin{At: started, Call: call, Arguments: rawArgs})
-	var raw *mcp.CallToolResult
-	switch t.ModelName {
-	case ReadResourceToolName:
+	if t.ModelName == ReadResourceToolName {
 		if server == "" || in.URI == nil || *in.URI == "" {
-			return s.endedAfterBegin(call, t, started, events.CallFailed, errors.New("read_mcp_resource needs server and uri"))
+			return s.ended(req.CallID, t, started, errors.New("read_mcp_resource needs server and uri"))
 		}
-		reader, ok := s.opts.Catalogs.(ResourceReader)
-		if !ok {
-			return s.endedAfterBegin(call, t, started, events.CallFailed, errors.New("this host cannot read resources"))
+		out := s.do(ctx, t, pipeline.Request{Kind: pipeline.ResourceRead, ID: req.CallID, SessionID: s.opts.SessionID,
+			Server: server, URI: *in.URI, ModelName: *in.URI, Started: started})
+		switch {
+		case out.Err != nil && out.Status != events.CallDenied:
+			out.Err = fmt.Errorf("reading %q from MCP server %q: %w", *in.URI, server, out.Err)
+			out.Raw = errorResult(out.Err.Error())
+		case out.Err == nil:
+			out.Raw = readResult(out.resource)
 		}
-		res, err := reader.ReadResource(ctx, server, *in.URI)
-		if err != nil {
-			return s.endedAfterBegin(call, t, started, events.CallFailed, fmt.Errorf("reading %q from MCP server %q: %w", *in.URI, server, err))
-		}
-		raw = readResult(res)
-	default:
-		var entries []resourceEntry
-		if t.ModelName == ListResourcesToolName {
-			for _, r := range s.cat.Resources {
-				if server == "" || r.Server == server {
-					x := r.Resource
-					entries = append(entries, resourceEntry{Server: r.Server, URI: x.URI, Name: x.Name, Title: x.Title, Description: x.Description, MIMEType: x.MIMEType, Size: x.Size})
-				}
-			}
-		} else {
-			for _, r := range s.cat.Templates {
-				if server == "" || r.Server == server {
-					x := r.Template
-					entries = append(entries, resourceEntry{Server: r.Server, URITemplate: x.URITemplate, Name: x.Name, Title: x.Title, Description: x.Description, MIMEType: x.MIMEType})
-				}
-			}
-		}
-		start := 0
-		if in.Cursor != nil && *in.Cursor != "" {
-			n, err := strconv.Atoi(*in.Cursor)
-			if err != nil || n < 0 || n > len(entries) {
-				return s.endedAfterBegin(call, t, started, events.CallFailed, fmt.Errorf("invalid cursor %.40q: pass the nextCursor of the previous page, or none", *in.Cursor))
-			}
-			start = n
-		}
-		end := min(start+resourcePageSize, len(entries))
-		page := struct {
-			Entries    []resourceEntry `json:"resources,omitempty"`
-			Templates  []resourceEntry `json:"resourceTemplates,omitempty"`
-			NextCursor string          `json:"nextCursor,omitempty"`
-		}{}
-		if t.ModelName == ListResourcesToolName {
-			page.Entries = append([]resourceEntry{}, entries[start:end]...)
-		} else {
-			page.Templates = append([]resourceEntry{}, entries[start:end]...)
-		}
-		if end < len(entries) {
-			page.NextCursor = strconv.Itoa(end)
-		}
-		b, _ := json.Marshal(page)
-		var structured map[string]any
-		_ = json.Unmarshal(b, &structured)
-		raw = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: structured}
+		return out
 	}
-	wall := s.opts.Now().Sub(started)
-	s.opts.Events.Emit(events.ToolCallEnd{At: s.opts.Now(), Call: call, Status: events.CallCompleted, Duration: wall,
-		Result: execution.EventProjection(raw, nil)})
-	return CallResult{CallID: req.CallID, Status: events.CallCompleted, Raw: raw, Tool: t, Reached: t.ModelName == ReadResourceToolName,
-		wall: wall, model: s.opts.Model}
+	return s.do(ctx, t, pipeline.Request{Kind: pipeline.Builtin, ID: req.CallID, SessionID: s.opts.SessionID,
+		Server: server, Name: t.ModelName, ModelName: t.ModelName, Arguments: args, Started: started,
+		Run: func(context.Context) (*mcp.CallToolResult, error) {
+			return s.listResources(t.ModelName, server, in.Cursor)
+		}})
+}
+
+// listResources is one page of list_mcp_resources or
+// list_mcp_resource_templates from the step's catalog.
+func (s *Step) listResources(tool, server string, cursor *string) (*mcp.CallToolResult, error) {
+	var entries []resourceEntry
+	if tool == ListResourcesToolName {
+		for _, r := range s.cat.Resources {
+			if server == "" || r.Server == server {
+				x := r.Resource
+				entries = append(entries, resourceEntry{Server: r.Server, URI: x.URI, Name: x.Name, Title: x.Title, Description: x.Description, MIMEType: x.MIMEType, Size: x.Size})
+			}
+		}
+	} else {
+		for _, r := range s.cat.Templates {
+			if server == "" || r.Server == server {
+				x := r.Template
+				entries = append(entries, resourceEntry{Server: r.Server, URITemplate: x.URITemplate, Name: x.Name, Title: x.Title, Description: x.Description, MIMEType: x.MIMEType})
+			}
+		}
+	}
+	start := 0
+	if cursor != nil && *cursor != "" {
+		n, err := strconv.Atoi(*cursor)
+		if err != nil || n < 0 || n > len(entries) {
+			return nil, fmt.Errorf("invalid cursor %.40q: pass the nextCursor of the previous page, or none", *cursor)
+		}
+		start = n
+	}
+	end := min(start+resourcePageSize, len(entries))
+	page := struct {
+		Entries    []resourceEntry `json:"resources,omitempty"`
+		Templates  []resourceEntry `json:"resourceTemplates,omitempty"`
+		NextCursor string          `json:"nextCursor,omitempty"`
+	}{}
+	if tool == ListResourcesToolName {
+		page.Entries = append([]resourceEntry{}, entries[start:end]...)
+	} else {
+		page.Templates = append([]resourceEntry{}, entries[start:end]...)
+	}
+	if end < len(entries) {
+		page.NextCursor = strconv.Itoa(end)
+	}
+	return jsonResult(page), nil
 }
 
 // readResult puts a resources/read answer in the shape of a tool result,

@@ -3,6 +3,7 @@ package exposure_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/host/catalog"
 	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/host/manager"
+	"github.com/toolgate/toolgate/host/pipeline"
 )
 
 // fakeResources is a catalog with many resources and a reader.
@@ -29,6 +31,20 @@ func (f *fakeResources) ReadResource(_ context.Context, server, uri string) (*mc
 	}}, nil
 }
 
+// The rest of pipeline.Servers: the step never sends them.
+func (f *fakeResources) GetPrompt(context.Context, string, string, map[string]string) (*mcp.GetPromptResult, error) {
+	return nil, errors.New("not a prompt server")
+}
+func (f *fakeResources) Complete(context.Context, string, *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	return nil, errors.New("not a completion server")
+}
+func (f *fakeResources) Subscribe(context.Context, string, string) error {
+	return errors.New("no subscriptions")
+}
+func (f *fakeResources) Unsubscribe(context.Context, string, string) error {
+	return errors.New("no subscriptions")
+}
+
 // TestResourceToolsForTheModel: with resources in the catalog, the model
 // gets list_mcp_resources (paged, per server), list_mcp_resource_templates
 // and read_mcp_resource; a read result is projected like a tool result,
@@ -40,7 +56,7 @@ func TestResourceToolsForTheModel(t *testing.T) {
 	}
 	cat.Resources = append(cat.Resources, catalog.ResourceInfo{Server: "b", Resource: &mcp.Resource{URI: "b://only"}})
 	f := &fakeResources{cat: cat}
-	step := exposure.NewStep(exposure.Options{Catalogs: f})
+	step := exposure.NewStep(exposure.Options{Catalogs: f, Pipeline: pipeline.New(pipeline.Options{Servers: f})})
 	var names []string
 	for _, tl := range step.Tools() {
 		names = append(names, tl.ModelName)

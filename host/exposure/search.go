@@ -14,11 +14,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/host/catalog"
-	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/execution"
 	"github.com/toolgate/toolgate/host/exposure/embeddings"
 	"github.com/toolgate/toolgate/host/exposure/toolsearch"
-	"github.com/toolgate/toolgate/host/identity"
+	"github.com/toolgate/toolgate/host/pipeline"
 )
 
 // SearchToolName is the host's own tool that finds deferred tools.
@@ -320,10 +319,23 @@ func (s *Step) callSearch(ctx context.Context, req CallRequest, started time.Tim
 		}
 		limit = int(*in.Limit)
 	}
-	found, err := s.Search(ctx, query, limit)
-	if err != nil {
-		return s.ended(req.CallID, s.search, started, err)
-	}
+	var found []*Tool
+	out := s.do(ctx, s.search, pipeline.Request{Kind: pipeline.Builtin, ID: req.CallID, SessionID: s.opts.SessionID,
+		Name: SearchToolName, ModelName: SearchToolName, Arguments: args, Started: started,
+		Run: func(ctx context.Context) (*mcp.CallToolResult, error) {
+			var err error
+			found, err = s.Search(ctx, query, limit)
+			if err != nil {
+				return nil, err
+			}
+			return s.searchResult(found), nil
+		}})
+	out.Found = found
+	return out
+}
+
+// searchResult is tool_search's answer: the tools found, by server.
+func (s *Step) searchResult(found []*Tool) *mcp.CallToolResult {
 	out := SearchResult{Tools: []SearchGroup{}}
 	group := map[string]int{}
 	for _, t := range found {
@@ -338,19 +350,16 @@ func (s *Step) callSearch(ctx context.Context, req CallRequest, started time.Tim
 			InputSchema: t.Tool.InputSchema, Annotations: t.Tool.Annotations,
 		})
 	}
-	s.opts.Events.Emit(events.ToolCallBegin{At: started,
-		Call:      events.Call{CallID: req.CallID, SessionID: s.opts.SessionID, Tool: SearchToolName, ModelName: SearchToolName, Caller: identity.From(ctx)},
-		Arguments: args})
-	b, _ := json.Marshal(out)
+	return jsonResult(out)
+}
+
+// jsonResult is a built-in tool's answer: v as JSON text and as
+// structuredContent.
+func jsonResult(v any) *mcp.CallToolResult {
+	b, _ := json.Marshal(v)
 	var structured map[string]any
 	_ = json.Unmarshal(b, &structured)
-	raw := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: structured}
-	wall := s.opts.Now().Sub(started)
-	s.opts.Events.Emit(events.ToolCallEnd{At: s.opts.Now(),
-		Call:   events.Call{CallID: req.CallID, SessionID: s.opts.SessionID, Tool: SearchToolName, ModelName: SearchToolName, Caller: identity.From(ctx)},
-		Status: events.CallCompleted, Duration: wall, Result: execution.EventProjection(raw, nil)})
-	return CallResult{CallID: req.CallID, Status: events.CallCompleted, Raw: raw, Tool: s.search, Found: found,
-		wall: wall, model: s.opts.Model}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: structured}
 }
 
 // searchEntry returns the registry entry of tool_search for this step.

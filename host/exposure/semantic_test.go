@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/exposure/embeddings"
+	"github.com/toolgate/toolgate/host/pipeline"
 )
 
 // fakeEmbeddings is an OpenAI-compatible /v1/embeddings endpoint whose
@@ -89,7 +90,7 @@ func (f *fakeEmbeddings) asked() []string {
 }
 
 func semanticStep(cats *fakeCatalogs, ix *Indexes, client *embeddings.Client, log hclog.Logger, now func() time.Time) *Step {
-	return NewStep(Options{Catalogs: cats, Approver: approveAll{}, Executor: &recordingExecutor{}, Indexes: ix,
+	return NewStep(Options{Catalogs: cats, Pipeline: pipeline.New(pipeline.Options{Approver: approveAll{}, Executor: &recordingExecutor{}}), Indexes: ix,
 		Policy: Policy{Mode: config.ExposureDeferred}, Embeddings: client, Logger: log, Now: now})
 }
 

@@ -2,9 +2,6 @@ package exposure
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
@@ -21,8 +18,8 @@ import (
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/execution"
 	"github.com/toolgate/toolgate/host/exposure/embeddings"
-	"github.com/toolgate/toolgate/host/identity"
 	"github.com/toolgate/toolgate/host/manager"
+	"github.com/toolgate/toolgate/host/pipeline"
 )
 
 // Catalogs is what a step needs from discovery: the current catalog.
@@ -30,25 +27,12 @@ type Catalogs interface {
 	Catalog() *manager.Catalog
 }
 
-// Approver decides whether one call may run (package approval): the
-// PreToolUse hooks first (they may block or rewrite), then the ordered
-// procedure; PostToolUse hooks see the result.
-type Approver interface {
-	PreToolUse(ctx context.Context, r approval.Request, inputSchema any) (approval.Request, *approval.Decision)
-	Decide(ctx context.Context, r approval.Request) approval.Decision
-	PostToolUse(ctx context.Context, r approval.Request, res approval.PostResult) []string
-}
-
-// Executor runs an approved call (package execution).
-type Executor interface {
-	Execute(ctx context.Context, r execution.Request) execution.Result
-}
-
 // Options configures a Step.
 type Options struct {
 	Catalogs Catalogs
-	Approver Approver
-	Executor Executor
+	// Pipeline runs every routed call (admit, audit, hooks, approval,
+	// execution); nil = one that can run only the host's own tools.
+	Pipeline *pipeline.Pipeline
 	// SessionID identifies the approval session (session memory, audit).
 	SessionID string
 	// Model shapes the texts of calls that never reach a server.
@@ -62,16 +46,9 @@ type Options struct {
 	// Indexes shares tool_search indexes between steps; nil means this
 	// step builds its own.
 	Indexes *Indexes
-	// Admit, when set, may refuse a call before approval (serve's rate
-	// limits); its error text is the model's result and the audit log's
-	// rationale, so it says when to retry.
-	Admit func(call events.Call) error
 	// Embeddings adds tool_search's semantic ranking; nil = BM25 alone.
 	Embeddings *embeddings.Client
 }
-
-// StepRateLimit is the approval_decision step of a call a limit refused.
-const StepRateLimit = "rate_limit"
 
 // Visibility of a tool in a step.
 const (
@@ -129,6 +106,9 @@ func NewStep(opts Options) *Step {
 	}
 	if opts.Indexes == nil {
 		opts.Indexes = &Indexes{}
+	}
+	if opts.Pipeline == nil {
+		opts.Pipeline = pipeline.New(pipeline.Options{Events: opts.Events, Now: opts.Now})
 	}
 	return &Step{opts: opts, log: opts.Logger.Named("step"), found: map[string]bool{}}
 }
@@ -266,6 +246,9 @@ type CallResult struct {
 	wall  time.Duration
 	model config.Model
 	notes []string
+	// resource is read_mcp_resource's answer, before it is shaped as a
+	// tool result.
+	resource *mcp.ReadResourceResult
 }
 
 // Output is what the model receives ([execution.ModelProjection] plus the
@@ -295,9 +278,10 @@ const (
 	textStale       = "tool call rejected because the catalog changed after \"%s/%s\" was prepared"
 )
 
-// Call runs one model-proposed call through exposure, approval and
-// execution. It never returns an error: every outcome, including
-// denials, is a result the model can read.
+// Call routes one model-proposed call and runs it through the pipeline
+// (admit, audit, hooks, approval, execution). It never returns an
+// error: every outcome, including denials, is a result the model can
+// read.
 func (s *Step) Call(ctx context.Context, req CallRequest) CallResult {
 	started := s.opts.Now()
 	s.capture()
@@ -321,103 +305,21 @@ func (s *Step) Call(ctx context.Context, req CallRequest) CallResult {
 	if err != nil {
 		return s.ended(req.CallID, t, started, err)
 	}
-
-	call := events.Call{CallID: req.CallID, SessionID: s.opts.SessionID, Server: t.Server, Tool: t.RawName(), ModelName: t.ModelName,
-		Caller: identity.From(ctx)}
-	rawArgs := args
-	if rawArgs == nil {
-		rawArgs = json.RawMessage(`{}`)
-	}
-	s.opts.Events.Emit(events.ToolCallBegin{At: started, Call: call, Arguments: rawArgs, Annotations: t.Tool.Annotations,
-		TraceParent: events.TraceParent(ctx)})
-	if s.opts.Admit != nil {
-		if err := s.opts.Admit(call); err != nil {
-			s.opts.Events.Emit(events.ApprovalDecision{At: s.opts.Now(), Call: call, Step: StepRateLimit, By: "host",
-				Verdict: events.VerdictDenied, Rationale: err.Error()})
-			r := s.endedAfterBegin(call, t, started, events.CallDenied, err)
-			r.Decision = approval.Decision{Step: StepRateLimit, By: "host", Text: err.Error()}
-			return r
-		}
-	}
-
-	areq, args, dec, refused := s.approve(ctx, call, t, started, args, rawArgs)
-	if refused != nil {
-		return *refused
-	}
-	return s.run(ctx, req, call, t, started, areq, args, dec)
-}
-
-// approve runs the approval chain for a call that has begun: the
-// PreToolUse hooks (which may block, or rewrite the arguments within the
-// tool's schema), then the decision. It returns the request as approved
-// with the arguments to send, or the result that ends a refused call.
-func (s *Step) approve(ctx context.Context, call events.Call, t *Tool, started time.Time, args, rawArgs json.RawMessage) (approval.Request, json.RawMessage, approval.Decision, *CallResult) {
-	areq := approval.Request{
-		CallID: call.CallID, SessionID: s.opts.SessionID,
-		Server: t.Server, Tool: t.RawName(), ModelName: t.ModelName,
-		Arguments:   rawArgs,
-		Annotations: t.Tool.Annotations,
-		Title:       t.Tool.Title, Description: t.Tool.Description,
-		InputSchema: t.Tool.InputSchema,
-		Caller:      call.Caller,
-	}
-	areq, blocked := s.opts.Approver.PreToolUse(ctx, areq, t.Tool.InputSchema)
-	if blocked != nil {
-		r := s.endedAfterBegin(call, t, started, events.CallDenied, fmt.Errorf("%s", blocked.Text))
-		r.Decision = *blocked
-		return areq, nil, *blocked, &r
-	}
-	if string(areq.Arguments) != string(rawArgs) {
-		// A hook rewrote the arguments (validated against the schema).
-		var err error
-		if args, err = execution.ParseArguments(areq.Arguments); err != nil {
-			r := s.endedAfterBegin(call, t, started, events.CallFailed, err)
-			return areq, nil, approval.Decision{}, &r
-		}
-	}
-	dec := s.opts.Approver.Decide(ctx, areq)
-	if !dec.Approved {
-		r := s.endedAfterBegin(call, t, started, events.CallDenied, fmt.Errorf("%s", dec.Text))
-		r.Decision = dec
-		return areq, nil, dec, &r
-	}
-	return areq, args, dec, nil
-}
-
-// run executes an approved call on its server and runs the PostToolUse
-// hooks, serialized with the step's other calls unless the tool is
-// parallel-safe.
-func (s *Step) run(ctx context.Context, req CallRequest, call events.Call, t *Tool, started time.Time,
-	areq approval.Request, args json.RawMessage, dec approval.Decision) CallResult {
-	// Only running is serialized, not approval: a prompt waiting on a
-	// human must not stall parallel-safe calls.
-	if t.Parallel {
-		s.serial.RLock()
-		defer s.serial.RUnlock()
-	} else {
-		s.serial.Lock()
-		defer s.serial.Unlock()
-	}
-	// Approval may have waited on a human for minutes: refuse to route to a
-	// tool that changed meanwhile.
-	if err := s.stillCurrent(t); err != nil {
-		r := s.endedAfterBegin(call, t, started, events.CallFailed, err)
-		r.Decision = dec
-		return r
-	}
-
-	res := s.opts.Executor.Execute(ctx, execution.Request{
-		Call:         call,
-		Arguments:    args,
-		Capabilities: t.ServerInfo.Capabilities,
-		OnProgress:   req.OnProgress,
-		Started:      started,
+	return s.do(ctx, t, pipeline.Request{
+		Kind: pipeline.ToolCall, ID: req.CallID, SessionID: s.opts.SessionID,
+		Server: t.Server, Name: t.RawName(), ModelName: t.ModelName, Arguments: args,
+		Started: started, Tool: t.Tool, Capabilities: t.ServerInfo.Capabilities, OnProgress: req.OnProgress,
+		Hold: func() (func(), error) { return s.hold(t) },
 	})
-	notes := s.opts.Approver.PostToolUse(ctx, areq, approval.PostResult{Status: res.Status,
-		Output:  func() string { return res.Output().Text },
-		IsError: res.Raw == nil || res.Raw.IsError, Raw: res.Raw, Err: res.Err, Duration: res.Wall})
-	out := CallResult{CallID: req.CallID, Status: res.Status, Raw: res.Raw,
-		Decision: dec, Reached: true, Tool: t, Err: res.Err, exec: &res, notes: notes}
+}
+
+// do hands a routed request to the pipeline and reads its result back
+// as the model's.
+func (s *Step) do(ctx context.Context, t *Tool, r pipeline.Request) CallResult {
+	res := s.opts.Pipeline.Do(ctx, r)
+	out := CallResult{CallID: res.ID, Status: res.Status, Raw: res.Raw, Decision: res.Decision, Reached: res.Reached,
+		Tool: t, Err: res.Err, exec: res.Exec, notes: res.Notes, wall: res.Wall, model: s.opts.Model,
+		resource: res.Resource}
 	if out.Raw == nil {
 		text := "the server returned no result"
 		if res.Err != nil {
@@ -426,6 +328,21 @@ func (s *Step) run(ctx context.Context, req CallRequest, call events.Call, t *To
 		out.Raw = errorResult(text)
 	}
 	return out
+}
+
+// hold is the pipeline's freshness stage for a tool of this step: it
+// takes the call's turn (parallel-safe calls share it, every other call
+// runs alone) and then checks the tool against the live catalog, since
+// approval may have waited on a human for minutes.
+func (s *Step) hold(t *Tool) (func(), error) {
+	release := s.serial.Unlock
+	if t.Parallel {
+		s.serial.RLock()
+		release = s.serial.RUnlock
+	} else {
+		s.serial.Lock()
+	}
+	return release, s.stillCurrent(t)
 }
 
 // stillCurrent checks the tool against the live catalog. Only a revision
@@ -456,25 +373,7 @@ func (s *Step) ended(callID string, t *Tool, started time.Time, err error) CallR
 	}
 }
 
-// endedAfterBegin finishes a call the host refused after tool_call_begin,
-// with its tool_call_end.
-func (s *Step) endedAfterBegin(call events.Call, t *Tool, started time.Time, status string, err error) CallResult {
-	r := s.ended(call.CallID, t, started, err)
-	r.Status = status
-	s.opts.Events.Emit(events.ToolCallEnd{
-		At: s.opts.Now(), Call: call, Status: status, Duration: s.opts.Now().Sub(started),
-		Result: execution.EventProjection(r.Raw, nil), Error: err.Error(),
-	})
-	return r
-}
-
-func errorResult(text string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
-}
+func errorResult(text string) *mcp.CallToolResult { return pipeline.ErrorResult(text) }
 
 // NewID returns a random id with a readable prefix, e.g. "call_9f1c…".
-func NewID(prefix string) string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return prefix + "_" + hex.EncodeToString(b[:])
-}
+func NewID(prefix string) string { return pipeline.NewID(prefix) }

@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/execution"
 	"github.com/toolgate/toolgate/host/manager"
+	"github.com/toolgate/toolgate/host/pipeline"
 	"github.com/toolgate/toolgate/internal/glob"
 )
 
@@ -89,7 +90,7 @@ var demoServers = map[string]map[string]string{
 func newTestStep(t *testing.T, cats *fakeCatalogs, pol Policy, ix *Indexes) (*Step, *recordingExecutor) {
 	t.Helper()
 	exec := &recordingExecutor{}
-	return NewStep(Options{Catalogs: cats, Approver: approveAll{}, Executor: exec, Policy: pol, Indexes: ix}), exec
+	return NewStep(Options{Catalogs: cats, Pipeline: pipeline.New(pipeline.Options{Approver: approveAll{}, Executor: exec}), Policy: pol, Indexes: ix}), exec
 }
 
 func names(ts []*Tool) []string {

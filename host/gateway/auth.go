@@ -1,11 +1,12 @@
 package gateway
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/toolgate/toolgate/host/identity"
 	"github.com/toolgate/toolgate/host/tokenauth"
@@ -18,7 +19,7 @@ import (
 type authGuard struct {
 	v        *tokenauth.Validator
 	metaPath string
-	meta     []byte
+	meta     http.Handler // go-sdk's: GET and CORS preflight
 	g        *Gateway
 	next     http.Handler
 }
@@ -28,19 +29,13 @@ func (g *Gateway) newAuthGuard(e *Endpoint, next http.Handler) http.Handler {
 		return next
 	}
 	v := tokenauth.New(*e.Auth, tokenauth.Options{Logger: g.log.Named("auth")})
-	meta, _ := json.Marshal(v.Metadata())
-	return &authGuard{v: v, metaPath: tokenauth.MetadataPath(e.Auth.Resource), meta: meta, g: g, next: next}
+	return &authGuard{v: v, metaPath: tokenauth.MetadataPath(e.Auth.Resource),
+		meta: auth.ProtectedResourceMetadataHandler(v.Metadata()), g: g, next: next}
 }
 
 func (a *authGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == a.metaPath || r.URL.Path == "/.well-known/oauth-protected-resource" {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "max-age=3600")
-		_, _ = w.Write(a.meta)
+		a.meta.ServeHTTP(w, r)
 		return
 	}
 	token := ""

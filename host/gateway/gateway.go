@@ -468,7 +468,7 @@ func (g *Gateway) newServer(id string, step *exposure.Step) *mcp.Server {
 	}
 	g.offerOptions(opts)
 	s := mcp.NewServer(g.impl, opts)
-	s.AddReceivingMiddleware(recordNegotiatedVersion)
+	s.AddReceivingMiddleware(recordNegotiatedVersion, capToolsListPage(MaxToolsListPageBytes))
 	s.AddSendingMiddleware(sendVerbatim)
 	return s
 }

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,4 +64,68 @@ func peakRSS(tb testing.TB, pid int) int64 {
 	}
 	tb.Fatalf("no VmHWM in /proc/%d/status", pid)
 	return 0
+}
+
+// BenchmarkCappedResultRSS is BenchmarkLargeResultRSS with serve's
+// max_result_bytes = 1 MiB (issue 31): a 10 MiB result is refused where
+// toolgate reads it, so the peak RSS growth of the gateway is reported
+// as a multiple of the cap (target ≤ 4×); a 768 KiB result under the cap
+// is passed on, and its growth is reported as a multiple of the result.
+//
+//	go test -run '^$' -bench CappedResultRSS -benchtime 5x ./host/gateway/
+func BenchmarkCappedResultRSS(b *testing.B) {
+	const limit = 1 << 20
+	for _, tc := range []struct {
+		name   string
+		result int
+		per    int // the ratio's denominator
+	}{
+		{"over-cap-10MiB", largeResult, limit},
+		{"under-cap-768KiB", 768 << 10, 768 << 10},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			demo := testbin.Path(b, "mcp-demo")
+			cfg := filepath.Join(b.TempDir(), "toolgate.hcl")
+			src := fmt.Sprintf("serve {\n  max_result_bytes = %d\n}\nserver \"demo\" {\n  command = %q\n  default_tools_approval_mode = \"approve\"\n}\n", limit, demo)
+			if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			var growth []float64
+			for b.Loop() {
+				gw := startTarget(b, "gateway", "mcp__demo__big", []string{testbin.Path(b, "toolgate"), "serve", "--http", "127.0.0.1:0", "--config", cfg})
+				gw.waitServed(b)
+				c := newRawClient(b, gw.url)
+				before := peakRSS(b, gw.pid)
+				refused := c.callAllowingError(b, gw.tool, fmt.Sprintf(`{"bytes":%d}`, tc.result))
+				growth = append(growth, float64(peakRSS(b, gw.pid)-before)/float64(tc.per))
+				if refused != (tc.result > limit) {
+					b.Fatalf("a %d-byte result with max_result_bytes = %d: refused = %v", tc.result, limit, refused)
+				}
+				if p, err := os.FindProcess(gw.pid); err == nil {
+					_ = p.Signal(os.Interrupt)
+				}
+			}
+			slices.Sort(growth)
+			b.ReportMetric(growth[len(growth)/2], "rss-growth-ratio-p50")
+			b.ReportMetric(growth[len(growth)-1], "rss-growth-ratio-max")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// callAllowingError is rawClient.call for an answer that may be a tool
+// error; it reports whether it was one saying max_result_bytes.
+func (c *rawClient) callAllowingError(tb testing.TB, tool, args string) bool {
+	tb.Helper()
+	c.id++
+	resp := c.post(tb, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, c.id, tool, args))
+	defer resp.Body.Close()
+	w := &headWriter{}
+	if _, err := io.Copy(w, resp.Body); err != nil {
+		tb.Fatal(err)
+	}
+	if !bytes.Contains(w.head, []byte(`"result"`)) {
+		tb.Fatalf("calling %s: the answer is %q … %q", tool, w.head, w.tail)
+	}
+	return bytes.Contains(w.tail, []byte(`"isError":true`)) && bytes.Contains(w.head, []byte("max_result_bytes"))
 }

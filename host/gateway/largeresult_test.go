@@ -15,7 +15,9 @@ import (
 // TestMaxResultBytes: a result over serve's max_result_bytes reaches the
 // client as a tool error that says how large it was, what the limit is
 // and what to change; one under it passes unchanged. The server is
-// called either way.
+// called either way, and its session stays up: the next call works.
+// toolgate refuses the answer where it reads it (mcpclient), before
+// decoding it.
 func TestMaxResultBytes(t *testing.T) {
 	const limit = 1 << 20
 	for _, p := range protocols {
@@ -35,7 +37,7 @@ func TestMaxResultBytes(t *testing.T) {
 			if !over.IsError {
 				t.Fatalf("a result of twice the limit passed: %d bytes of text", len(msg))
 			}
-			for _, want := range []string{"mcp__demo__big", "max_result_bytes = " + strconv.Itoa(limit), "serve block"} {
+			for _, want := range []string{"demo/big", "max_result_bytes = " + strconv.Itoa(limit), "serve block", "before it was decoded"} {
 				if !strings.Contains(msg, want) {
 					t.Errorf("the error does not say %q: %s", want, msg)
 				}
@@ -48,8 +50,12 @@ func TestMaxResultBytes(t *testing.T) {
 			if size, _ := strconv.Atoi(m[1]); size < len(quoted) || size > len(quoted)+100 {
 				t.Errorf("the error says the result was %d bytes; its text is %d bytes as a JSON string", size, len(quoted))
 			}
-			if got := serverCalls(t, calls); !slices.Equal(got, []string{"big", "big"}) {
-				t.Errorf("the server received %v, want both calls", got)
+			again := call(t, cs, "mcp__demo__big", map[string]any{"bytes": 1000})
+			if again.IsError || text(again) != mcpdemo.BigText(1000) {
+				t.Errorf("the call after the refused one failed: %s", text(again))
+			}
+			if got := serverCalls(t, calls); !slices.Equal(got, []string{"big", "big", "big"}) {
+				t.Errorf("the server received %v, want every call", got)
 			}
 		})
 	}

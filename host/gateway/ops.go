@@ -144,11 +144,17 @@ func (g *Gateway) Ready() error {
 // _meta (how MCP carries it over any transport) or else the HTTP
 // request's header. Only a well-formed value is passed on.
 func traceParent(req *mcp.CallToolRequest) string {
+	return traceParentOf(req.Params.Meta, req.Extra)
+}
+
+// traceParentOf is the traceparent of any request: its params' _meta,
+// else the HTTP header; "" when none or malformed.
+func traceParentOf(meta mcp.Meta, extra *mcp.RequestExtra) string {
 	var tp string
-	if v, ok := req.Params.Meta["traceparent"].(string); ok {
+	if v, ok := meta["traceparent"].(string); ok {
 		tp = v
-	} else if req.Extra != nil && req.Extra.Header != nil {
-		tp = req.Extra.Header.Get("traceparent")
+	} else if extra != nil && extra.Header != nil {
+		tp = extra.Header.Get("traceparent")
 	}
 	if !wellFormedTraceParent(tp) {
 		return ""

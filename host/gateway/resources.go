@@ -2,20 +2,24 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/toolgate/toolgate/host"
 	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/host/manager"
+	"github.com/toolgate/toolgate/host/pipeline"
 )
 
 // RewriteScheme is the scheme of a rewritten resource URI. A URI (or URI
@@ -142,7 +146,7 @@ func buildOfferPlan(cat *manager.Catalog) *offerPlan {
 			order = append(order, r.Resource.URI)
 		}
 		claims[r.Resource.URI] = append(claims[r.Resource.URI], claim{server: r.Server, res: r.Resource})
-		if !containsString(p.offering, r.Server) {
+		if !slices.Contains(p.offering, r.Server) {
 			p.offering = append(p.offering, r.Server)
 		}
 	}
@@ -154,7 +158,7 @@ func buildOfferPlan(cat *manager.Catalog) *offerPlan {
 			order = append(order, t.Template.URITemplate)
 		}
 		claims[t.Template.URITemplate] = append(claims[t.Template.URITemplate], claim{server: t.Server, tmpl: t.Template})
-		if !containsString(p.offering, t.Server) {
+		if !slices.Contains(p.offering, t.Server) {
 			p.offering = append(p.offering, t.Server)
 		}
 	}
@@ -189,42 +193,17 @@ func buildOfferPlan(cat *manager.Catalog) *offerPlan {
 	return p
 }
 
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 // templateRegexp matches the URIs an RFC 6570 template can produce, to
 // find the owner of a URI that no server lists but a template makes (a
-// subscription to it). Every expression matches any run of characters:
-// looser than the RFC, which is fine for routing.
+// subscription to it). It is the matcher go-sdk servers use for their own
+// templates, so a URI routed here is one the server accepts. A template
+// that does not parse matches nothing.
 func templateRegexp(tmpl string) *regexp.Regexp {
-	var b strings.Builder
-	b.WriteString("^")
-	for {
-		i := strings.IndexByte(tmpl, '{')
-		if i < 0 {
-			break
-		}
-		j := strings.IndexByte(tmpl[i:], '}')
-		if j < 0 {
-			break
-		}
-		b.WriteString(regexp.QuoteMeta(tmpl[:i]))
-		b.WriteString(".*")
-		tmpl = tmpl[i+j+1:]
-	}
-	b.WriteString(regexp.QuoteMeta(tmpl))
-	b.WriteString("$")
-	re, err := regexp.Compile(b.String())
+	t, err := uritemplate.New(tmpl)
 	if err != nil {
-		return regexp.MustCompile(`^\b$`) // matches nothing
+		return regexp.MustCompile(`^\b$`)
 	}
-	return re
+	return t.Regexp()
 }
 
 // route finds which server a requested upstream URI belongs to and the
@@ -247,7 +226,7 @@ func (p *offerPlan) route(uri string) (r *servedResource, raw string, ok bool) {
 	if len(cands) > 0 {
 		return cands[0], strings.TrimPrefix(uri, cands[0].prefix), true
 	}
-	if server, rest, ok := SplitURI(uri); ok && containsString(p.offering, server) {
+	if server, rest, ok := SplitURI(uri); ok && slices.Contains(p.offering, server) {
 		return &servedResource{server: server, prefix: rewritePrefix(server)}, rest, true
 	}
 	if len(p.offering) == 1 {
@@ -410,10 +389,12 @@ func (s *session) readHandler(r *servedResource) mcp.ResourceHandler {
 		if r.tmpl != nil {
 			raw = strings.TrimPrefix(req.Params.URI, r.prefix)
 		}
-		res, err := s.h.Manager.ReadResource(ctx, r.server, raw)
+		out, err := s.do(ctx, pipeline.Request{Kind: pipeline.ResourceRead, Server: r.server, URI: raw,
+			ModelName: req.Params.URI, TraceParent: traceParentOf(req.Params.Meta, req.Extra)})
 		if err != nil {
-			return nil, upstreamError(err)
+			return nil, err
 		}
+		res := out.Resource
 		if r.prefix != "" {
 			out := *res
 			out.Contents = make([]*mcp.ResourceContents, len(res.Contents))
@@ -433,12 +414,35 @@ func (s *session) readHandler(r *servedResource) mcp.ResourceHandler {
 
 func (s *session) promptHandler(sp *servedPrompt) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		res, err := s.h.Manager.GetPrompt(ctx, sp.server, sp.raw, req.Params.Arguments)
+		args, _ := json.Marshal(req.Params.Arguments)
+		out, err := s.do(ctx, pipeline.Request{Kind: pipeline.PromptGet, Server: sp.server, Name: sp.raw,
+			ModelName: req.Params.Name, Arguments: args, PromptArguments: req.Params.Arguments,
+			TraceParent: traceParentOf(req.Params.Meta, req.Extra)})
 		if err != nil {
-			return nil, upstreamError(err)
+			return nil, err
 		}
-		return res, nil
+		return out.Prompt, nil
 	}
+}
+
+// codeRefused is the JSON-RPC error code of a request toolgate refused
+// (a rate limit, a policy): an implementation-defined server error, with
+// the refusal's text as the message.
+const codeRefused = -32000
+
+// do runs one of this session's requests other than tool calls through
+// the pipeline, as this session's caller, and turns a refusal or a
+// failure into the JSON-RPC error the client receives.
+func (s *session) do(ctx context.Context, r pipeline.Request) (pipeline.Result, error) {
+	r.SessionID, r.Caller = s.id, s.caller
+	res := s.h.Pipeline().Do(ctx, r)
+	switch {
+	case res.Refused():
+		return res, &jsonrpc.Error{Code: codeRefused, Message: res.Err.Error()}
+	case res.Err != nil:
+		return res, upstreamError(res.Err)
+	}
+	return res, nil
 }
 
 // upstreamError keeps the JSON-RPC code a server answered with (a
@@ -506,11 +510,17 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown ref type %q", ref.Type)}
 	}
 	params.Ref = &ref
-	res, err := g.hostOf().Manager.Complete(ctx, server, &params)
-	if err != nil {
-		return nil, upstreamError(err)
+	var arg []byte
+	if params.Argument.Name != "" {
+		arg, _ = json.Marshal(map[string]string{params.Argument.Name: params.Argument.Value})
 	}
-	return res, nil
+	out, err := s.do(ctx, pipeline.Request{Kind: pipeline.Completion, Server: server, Name: ref.Name, URI: ref.URI,
+		ModelName: req.Params.Ref.Name + req.Params.Ref.URI, Arguments: arg, Complete: &params,
+		TraceParent: traceParentOf(req.Params.Meta, req.Extra)})
+	if err != nil {
+		return nil, err
+	}
+	return out.Completion, nil
 }
 
 func (g *Gateway) hostOf() *host.Host {

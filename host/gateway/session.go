@@ -51,6 +51,12 @@ type session struct {
 	// starting (awaitFirstList): later lists answer at once.
 	listed atomic.Bool
 
+	// startMu guards the "upstream session started" line: logged once,
+	// when the client has named itself (logStarted).
+	startMu      sync.Mutex
+	startPending bool // bind ran before initialize
+	startLogged  bool
+
 	// refreshMu serializes changes of the tool list.
 	refreshMu sync.Mutex
 
@@ -89,7 +95,7 @@ func newSession(g *Gateway, h *host.Host) *session {
 		waiting:   map[string]*call{},
 	}
 	s.server = g.newServer(id, s.step)
-	s.server.AddReceivingMiddleware(s.answerDownTools, s.awaitFirstList)
+	s.server.AddReceivingMiddleware(s.answerDownTools, s.awaitFirstList, s.logOnInitialize)
 	return s
 }
 
@@ -190,11 +196,7 @@ func (s *session) bind(ss *mcp.ServerSession) {
 	}
 	// The catalog may have changed between newSession and now.
 	s.refresh()
-	client := ""
-	if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
-		client = p.ClientInfo.Name
-	}
-	s.log.Info("upstream session started", "client", client)
+	s.logStarted(ss.InitializeParams())
 	s.g.wg.Add(2)
 	go func() {
 		defer s.g.wg.Done()
@@ -202,6 +204,52 @@ func (s *session) bind(ss *mcp.ServerSession) {
 		s.end()
 	}()
 	go s.pumpNotices(ss)
+}
+
+// logStarted logs "upstream session started" with the client's name
+// once the client named itself. Over HTTP bind runs after initialize; on
+// stdio before it, so there the line waits for the initialize request
+// (logOnInitialize). p is nil when called before initialize.
+func (s *session) logStarted(p *mcp.InitializeParams) {
+	s.startMu.Lock()
+	defer s.startMu.Unlock()
+	if s.startLogged {
+		return
+	}
+	if p == nil {
+		s.startPending = true
+		return
+	}
+	s.startLogged = true
+	client := ""
+	if p.ClientInfo != nil {
+		client = p.ClientInfo.Name
+	}
+	s.log.Info("upstream session started", "client", client)
+}
+
+// logOnInitialize logs the session's start after the request that made
+// the client name itself (initialize, or server/discover under
+// 2026-07-28) when bind could not (stdio).
+func (s *session) logOnInitialize(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		s.startMu.Lock()
+		pending := s.startPending
+		s.startMu.Unlock()
+		if !pending {
+			return res, err
+		}
+		s.mu.Lock()
+		ss := s.ss
+		s.mu.Unlock()
+		if ss != nil {
+			if p := ss.InitializeParams(); p != nil {
+				s.logStarted(p)
+			}
+		}
+		return res, err
+	}
 }
 
 // end closes the session once: its go-sdk session, its calls, and what

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolgate/toolgate/host/pipeline"
 )
 
 // offerState is the gateway's part of resources, prompts and
@@ -48,7 +49,7 @@ func (o *offerState) poke() {
 }
 
 // subscribe answers resources/subscribe: it routes the URI to its server
-// and subscribes there for the first session that asks.
+// and subscribes there through the pipeline.
 func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	s, err := g.sessionOf(req.Session)
 	if err != nil {
@@ -76,17 +77,17 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 		g.subCount = map[subKey]int{}
 	}
 	g.subCount[key]++
-	first := g.subCount[key] == 1
 	g.subMu.Unlock()
-	if !first {
-		return nil
-	}
-	if err := g.hostOf().Manager.Subscribe(ctx, key.server, key.uri); err != nil {
+	// Every session's subscription is admitted and audited, so each one
+	// is sent (a repeated resources/subscribe changes nothing on the
+	// server); the last one to go sends the unsubscribe.
+	if _, err := s.do(ctx, pipeline.Request{Kind: pipeline.ResourceSubscribe, Server: key.server, URI: key.uri,
+		ModelName: uri, TraceParent: traceParentOf(req.Params.Meta, req.Extra)}); err != nil {
 		s.offers.mu.Lock()
 		delete(s.offers.subs, key)
 		s.offers.mu.Unlock()
 		g.releaseSubscription(key)
-		return upstreamError(err)
+		return err
 	}
 	return nil
 }
@@ -112,8 +113,9 @@ func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) 
 		return nil
 	}
 	if g.releaseSubscription(key) {
-		if err := g.hostOf().Manager.Unsubscribe(ctx, key.server, key.uri); err != nil {
-			return upstreamError(err)
+		if _, err := s.do(ctx, pipeline.Request{Kind: pipeline.ResourceUnsubscribe, Server: key.server, URI: key.uri,
+			ModelName: req.Params.URI}); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -156,8 +158,9 @@ func (g *Gateway) dropSubscriptions(s *session) {
 		ctx, cancel := context.WithTimeout(g.ctx, unsubscribeTimeout)
 		defer cancel()
 		for _, key := range last {
-			if err := h.Manager.Unsubscribe(ctx, key.server, key.uri); err != nil {
-				g.log.Debug("unsubscribing after the last session ended", "server", key.server, "error", err)
+			res := h.Pipeline().Do(ctx, pipeline.Request{Kind: pipeline.ResourceUnsubscribe, Server: key.server, URI: key.uri})
+			if res.Err != nil {
+				g.log.Debug("unsubscribing after the last session ended", "server", key.server, "error", res.Err)
 			}
 		}
 	}()

@@ -71,22 +71,22 @@
 // it started is unreaped; see spawner.go for why that keeps the thread
 // alive. A set-user-ID server binary loses Pdeathsig at exec (a kernel rule).
 //
-// macOS and other Unixes have no parent-death signal. Each server gets a
-// watchdog (watchdog_unix.go): a /bin/sh process in its own process group
-// whose stdin is a pipe from the host. When the server's group is gone the
-// host writes "done" and the watchdog exits; when the host dies (even by
-// SIGKILL) the kernel closes the pipe, the watchdog reads EOF, SIGKILLs the
-// server's process group and exits. Linux tests run the same mechanism
-// (Local.useWatchdog) and SIGKILL a host to check it. A host killed in the
-// microseconds between starting a server and its watchdog leaves the server
-// with only stdin EOF to tell it to exit.
+// macOS and other Unixes have no parent-death signal: the server's cell
+// registers its process group with the same supervisor, which SIGKILLs
+// the group when the host dies. A host killed in the microseconds between
+// starting a server and its registration leaves the server with only
+// stdin EOF to tell it to exit.
 //
-// Windows: each server is assigned to a Job Object created with
+// Windows: the server's cell is a Job Object created with
 // JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE. The host holds its only handle;
 // when the host exits for any reason Windows closes it and ends every
 // process in the job, descendants included. The assignment happens right
 // after the process starts (os/exec cannot start it suspended), so a child
 // spawned in that first instant could escape.
+//
+// Process groups, Pdeathsig, the supervisor and Job Objects are all
+// internal/contain's: this package decides when to stop, not how a
+// process is held.
 //
 // Elsewhere (neither Unix nor Windows) Launch returns an [ErrStart] error
 // pointing at launcher plugins.

@@ -50,9 +50,6 @@ type Local struct {
 	stdinGrace time.Duration
 	termGrace  time.Duration
 	spawner    spawner
-	// useWatchdog makes Linux use the watchdog that other Unixes need
-	// instead of Pdeathsig, so tests on Linux exercise it.
-	useWatchdog bool
 	// cells contains each server with everything it starts; nil means
 	// the process-wide contain.Default().
 	cells *contain.Manager

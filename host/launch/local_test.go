@@ -345,52 +345,6 @@ func TestChildDiesWithHost(t *testing.T) {
 	waitGone(t, child, "child of the SIGKILLed host")
 }
 
-// Where there is no Pdeathsig (macOS), a watchdog ends the server's group
-// when the host is SIGKILLed, and then exits itself.
-func TestWatchdogEndsGroupOfSIGKILLedHost(t *testing.T) {
-	t.Parallel()
-	host, line := startHelperHost(t, "launch-watchdog")
-	fields := strings.Fields(line)
-	if len(fields) != 3 {
-		t.Fatalf("host printed %q, want three pids", fields)
-	}
-	var fds []int
-	for _, f := range fields {
-		pid, err := strconv.Atoi(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fds = append(fds, openPidfd(t, pid))
-	}
-	for i, fd := range fds {
-		if pidfdExited(t, fd, 0) {
-			t.Fatalf("process %s gone before the host was killed", fields[i])
-		}
-	}
-	if err := host.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = host.Wait()
-	waitGone(t, fds[0], "server of the SIGKILLed host")
-	waitGone(t, fds[1], "descendant in the server's group")
-	waitGone(t, fds[2], "watchdog after its work was done")
-}
-
-// Closing a server normally releases its watchdog, which exits without
-// killing anything.
-func TestWatchdogExitsWhenServerIsClosed(t *testing.T) {
-	t.Parallel()
-	l := newTestLocal(t, LocalOptions{StdinGrace: hangGuard})
-	l.useWatchdog = true
-	p := mustLaunch(t, l, helperSpec(t, "echo"))
-	dog := openPidfd(t, p.(*localProcess).watchdog.cmd.Process.Pid)
-	closeWithGuard(t, p)
-	if err := waitExit(t, p); err != nil {
-		t.Fatalf("server ended with %v, want a clean exit on stdin EOF (not a watchdog kill)", err)
-	}
-	waitGone(t, dog, "watchdog of a closed server")
-}
-
 // Pdeathsig fires when the forking thread exits. A caller whose goroutine is
 // locked to its thread and exits makes the runtime end that thread; the
 // child must survive it.

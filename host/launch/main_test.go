@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/contain"
 	"go.uber.org/goleak"
 )
 
@@ -33,6 +34,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	contain.RunSupervisorIfAsked()
 	if mode := os.Getenv(helperModeEnv); mode != "" {
 		os.Exit(runHelper(mode))
 	}
@@ -90,8 +92,6 @@ func runHelper(mode string) int {
 		return runGrandchildParent()
 	case "launch":
 		return runLaunchingHost()
-	case "launch-watchdog":
-		return runWatchdogHost()
 	case "stderr":
 		fmt.Fprint(os.Stderr, "first line\n", "crlf line\r\n", "\n", "bad \xff\xfe bytes\n",
 			strings.Repeat("é", 5000)+"\n", "last line without newline")
@@ -162,35 +162,6 @@ func runLaunchingHost() int {
 		return 2
 	}
 	fmt.Println(p.Pid())
-	blockUntilSIGUSR1()
-	return 0
-}
-
-// runWatchdogHost plays a host on an OS without Pdeathsig: it launches a
-// "grandchild" server (a leader with a descendant in its group) through
-// the watchdog, prints "<server> <grandchild> <watchdog>" pids and blocks
-// until it is killed.
-func runWatchdogHost() int {
-	exe, err := os.Executable()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	l := NewLocal(LocalOptions{})
-	l.useWatchdog = true
-	p, err := l.Launch(context.Background(), Spec{
-		Server: "watched", Command: exe, Env: helperEnv("grandchild"),
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	line, err := bufio.NewReader(p).ReadString('\n')
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "server not ready: %q %v\n", line, err)
-		return 2
-	}
-	fmt.Println(p.Pid(), strings.TrimSpace(line), p.(*localProcess).watchdog.cmd.Process.Pid)
 	blockUntilSIGUSR1()
 	return 0
 }

@@ -19,8 +19,9 @@ import (
 
 // Launch starts spec's command as a child of the host. The child gets
 // exactly spec.Env, its own process group, and SIGKILL when the host dies
-// (Pdeathsig on Linux, a watchdog on other Unixes, a Job Object on
-// Windows; see the package documentation).
+// (its internal/contain cell: Pdeathsig and a cgroup on Linux, the
+// supervisor on other Unixes, a Job Object on Windows; see the package
+// documentation).
 // ctx bounds only the start; the process lives until Close or Kill.
 //
 // Errors that mean the process could not be started wrap [ErrStart] and say
@@ -123,7 +124,7 @@ func closeFiles(files ...*os.File) {
 }
 
 // localProcess is a child started by Local. What differs per OS (process
-// group and watchdog on Unix, Job Object on Windows) is in osProcess.
+// group on Unix, Job Object on Windows) is in osProcess.
 type localProcess struct {
 	// fixed at start
 	server     string

@@ -7,22 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// start starts cmd so that it dies with the host: by default through
-// Pdeathsig, from the spawner's locked thread (see spawner.go). A Local
-// with useWatchdog set (tests of the mechanism macOS uses) starts it
-// through a watchdog instead.
-func (l *Local) start(ctx context.Context, cmd *exec.Cmd) (release func(), dog *watchdog, err error) {
-	if l.useWatchdog {
-		return startWithWatchdog(cmd)
-	}
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	release, err = l.spawner.start(ctx, cmd)
-	return release, nil, err
+// start starts cmd from the spawner's locked thread (see spawner.go), so
+// that the Pdeathsig its cell set fires only when the host dies.
+func (l *Local) start(ctx context.Context, cmd *exec.Cmd) (release func(), err error) {
+	return l.spawner.start(ctx, cmd)
 }
 
 // waitExitedKeepZombie blocks until pid (our child) exits, leaving it

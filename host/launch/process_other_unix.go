@@ -9,10 +9,13 @@ import (
 	"syscall"
 )
 
-// start starts cmd with a watchdog that kills its process group when the
-// host dies: this OS has no Pdeathsig.
-func (l *Local) start(_ context.Context, cmd *exec.Cmd) (release func(), dog *watchdog, err error) {
-	return startWithWatchdog(cmd)
+// start starts cmd. This OS has no Pdeathsig: the cell registers the
+// process group with the supervisor, which kills it if the host dies.
+func (l *Local) start(_ context.Context, cmd *exec.Cmd) (release func(), err error) {
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return func() {}, nil
 }
 
 // waitExitedKeepZombie is not available here (x/sys offers no waitid with

@@ -15,15 +15,15 @@ import (
 )
 
 // osProcess is the Unix part of a localProcess. Its process group id
-// equals its pid (Setpgid). On Linux the pid is only ever signalled while
-// the leader is unreaped: until then the kernel cannot reuse it, so a group
-// signal never reaches an unrelated process.
+// equals its pid (the cell gives it its own group). On Linux the pid is
+// only ever signalled while the leader is unreaped: until then the kernel
+// cannot reuse it, so a group signal never reaches an unrelated process.
 type osProcess struct {
-	release  func()    // hands the spawner reference back once the leader is reaped
-	watchdog *watchdog // nil where the kernel ends the group with the host (Pdeathsig)
+	release func() // hands the spawner reference back once the leader is reaped
 	// cell holds the server and everything it starts, even what leaves
-	// the group (Linux: a cgroup, or the subreaper's descendant walk; see
-	// internal/contain). Elsewhere it holds nothing and the group is all.
+	// the group (Linux: a cgroup, or the subreaper's descendant walk),
+	// and has the supervisor end it if the host dies (macOS: the process
+	// group); see internal/contain.
 	cell *contain.Cell
 
 	// mu guards the fields below and is held while signalling, so that
@@ -35,13 +35,12 @@ type osProcess struct {
 }
 
 func (l *Local) startOS(ctx context.Context, spec Spec, _ string, cmd *exec.Cmd) (*osProcess, error) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cell, err := l.containment().NewCell(spec.Server)
 	if err != nil {
 		l.logger().Warn("server runs with weaker containment", "server", spec.Server, "error", err)
 	}
-	cell.Prepare(cmd.SysProcAttr)
-	release, dog, err := l.start(ctx, cmd)
+	cell.Prepare(cmd)
+	release, err := l.start(ctx, cmd)
 	if err != nil {
 		_ = cell.Close()
 		return nil, err
@@ -51,12 +50,14 @@ func (l *Local) startOS(ctx context.Context, spec Spec, _ string, cmd *exec.Cmd)
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		_ = cmd.Wait()
 		release()
-		_ = dog.release()
 		_ = cell.Close()
 		return nil, err
 	}
-	return &osProcess{release: release, watchdog: dog, cell: cell}, nil
+	return &osProcess{release: release, cell: cell}, nil
 }
+
+// errNoWaitInPlace says the OS cannot wait for a child without reaping it.
+var errNoWaitInPlace = errors.New("waiting without reaping is not supported on this OS")
 
 // do carries out one step of the shutdown plan.
 func (p *localProcess) do(a shutdownAction) error {
@@ -130,13 +131,10 @@ func (p *localProcess) reap() {
 		p.markReaped()
 	}
 	// Whatever is still in the cell (it ignored the signals, or it left
-	// the group and the walk of endRestOfGroup) ends now; the cgroup goes.
+	// the group and the walk of endRestOfGroup) ends now; the cgroup goes,
+	// and the supervisor forgets the cell.
 	if err := p.cell.Close(); err != nil {
 		p.log.Warn("could not end every process the server started", "error", err)
-	}
-	// The group is gone: tell the watchdog, so it exits without killing.
-	if err := p.watchdog.release(); err != nil {
-		p.log.Warn("watchdog of server did not exit cleanly", "error", err)
 	}
 	p.log.Debug("server process exited", "status", p.cmd.ProcessState.String())
 	close(p.done)

@@ -4,32 +4,21 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
-	"sync"
 	"syscall"
-	"unsafe"
 
-	"golang.org/x/sys/windows"
+	"github.com/toolgate/toolgate/internal/contain"
 )
 
-// osProcess is the Windows part of a localProcess: the Job Object holding
-// the server and everything it starts. The job is created with
-// JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE and its only handle is the host's, so
-// when the host exits (even killed) Windows closes the handle and ends
-// every process in the job.
+// osProcess is the Windows part of a localProcess: its cell, the Job
+// Object holding the server and everything it starts (internal/contain),
+// which Windows ends with the host.
 type osProcess struct {
-	mu     sync.Mutex
-	job    windows.Handle // 0 once closed
-	closed bool
+	cell *contain.Cell
 }
 
 // startOS starts cmd in a new Job Object. A .cmd or .bat file runs through
 // cmd.exe with a command line this package builds (see batchCommandLine).
-//
-// The process is assigned to the job right after it starts; a child it
-// spawns within those first microseconds would escape the job (Go's
-// os/exec cannot start a process suspended and resume it).
 func (l *Local) startOS(_ context.Context, spec Spec, path string, cmd *exec.Cmd) (*osProcess, error) {
-	attr := &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP}
 	if isBatchFile(path) {
 		comspec := cmdExe(spec.Env)
 		line, err := batchCommandLine(spec.Server, comspec, path, spec.Args)
@@ -38,30 +27,24 @@ func (l *Local) startOS(_ context.Context, spec Spec, path string, cmd *exec.Cmd
 		}
 		cmd.Path = comspec
 		cmd.Args = nil // CmdLine is the whole command line
-		attr.CmdLine = line
+		cmd.SysProcAttr = &syscall.SysProcAttr{CmdLine: line}
 	}
-	cmd.SysProcAttr = attr
-
-	job, err := newKillOnCloseJob()
+	cell, err := l.containment().NewCell(spec.Server)
 	if err != nil {
-		return nil, err
+		return nil, err // no job: the server would not die with the host
 	}
+	cell.Prepare(cmd)
 	if err := cmd.Start(); err != nil {
-		_ = windows.CloseHandle(job)
+		_ = cell.Close()
 		return nil, err
 	}
-	h, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE, false, uint32(cmd.Process.Pid))
-	if err == nil {
-		err = windows.AssignProcessToJobObject(job, h)
-		_ = windows.CloseHandle(h)
-	}
-	if err != nil {
+	if err := cell.Started(cmd.Process.Pid); err != nil {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		_ = windows.CloseHandle(job)
-		return nil, fmt.Errorf("put the server in a job object (so it dies with the host): %w", err)
+		_ = cell.Close()
+		return nil, err
 	}
-	return &osProcess{job: job}, nil
+	return &osProcess{cell: cell}, nil
 }
 
 // cmdExe is the command interpreter for batch files: the child's COMSPEC,
@@ -81,24 +64,6 @@ func cmdExe(env []string) string {
 	return root + `\System32\cmd.exe`
 }
 
-func newKillOnCloseJob() (windows.Handle, error) {
-	job, err := windows.CreateJobObject(nil, nil)
-	if err != nil {
-		return 0, fmt.Errorf("create job object: %w", err)
-	}
-	info := windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION{
-		BasicLimitInformation: windows.JOBOBJECT_BASIC_LIMIT_INFORMATION{
-			LimitFlags: windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
-		},
-	}
-	if _, err := windows.SetInformationJobObject(job, windows.JobObjectExtendedLimitInformation,
-		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info))); err != nil {
-		_ = windows.CloseHandle(job)
-		return 0, fmt.Errorf("set kill-on-close on job object: %w", err)
-	}
-	return job, nil
-}
-
 // do carries out one step of the shutdown plan.
 func (p *localProcess) do(a shutdownAction) error {
 	switch a {
@@ -116,13 +81,8 @@ func (p *localProcess) do(a shutdownAction) error {
 func (p *localProcess) Kill() error { return p.terminateJob() }
 
 func (p *localProcess) terminateJob() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return nil
-	}
-	if err := windows.TerminateJobObject(p.job, 1); err != nil {
-		return fmt.Errorf("terminate the job object of server %q: %w", p.server, err)
+	if err := p.cell.Kill(); err != nil {
+		return fmt.Errorf("server %q: %w", p.server, err)
 	}
 	return nil
 }
@@ -134,13 +94,9 @@ func (p *localProcess) terminateJob() error {
 func (p *localProcess) reap() {
 	p.setWaitErr(p.cmd.Wait())
 	close(p.exited)
-	if err := p.terminateJob(); err != nil {
+	if err := p.cell.Close(); err != nil {
 		p.log.Warn("could not end the rest of the server's job", "error", err)
 	}
-	p.mu.Lock()
-	p.closed = true
-	_ = windows.CloseHandle(p.job)
-	p.mu.Unlock()
 	p.log.Debug("server process exited", "status", p.cmd.ProcessState.String())
 	close(p.done)
 }

@@ -137,14 +137,23 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args any, m
 
 // Redactor returns what replaces the secrets server was given (see
 // mcpclient.Client.Redact) and whether its block wants them replaced in
-// the results the model gets too (redact_results). For a server with no
-// running client it returns nil.
+// the results the model gets too (redact_results). A block with
+// redact_secret_formats = true gets well-known credential formats
+// replaced in results as well. For a server with no running client it
+// returns nil.
 func (m *Manager) Redactor(server string) (redact func(string) string, inResults bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.servers[server]
 	if !ok || s.client == nil {
 		return nil, false
+	}
+	if s.cfg.RedactSecretFormats {
+		values := s.client.Redact
+		if !s.cfg.RedactResults {
+			values = func(text string) string { return text }
+		}
+		return func(text string) string { return mcpclient.RedactSecretFormats(values(text)) }, true
 	}
 	return s.client.Redact, s.cfg.RedactResults
 }

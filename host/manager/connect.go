@@ -192,12 +192,15 @@ func at(cfg config.Server) string {
 func (m *Manager) clientOptions(s *server, cfg config.Server, gen int) (mcpclient.Options, environment.Target, error) {
 	name := cfg.Name
 	opts := mcpclient.Options{
-		Name:            name,
-		ProtocolVersion: cfg.ProtocolVersion,
-		ClientInfo:      m.opts.ClientInfo,
-		Logger:          m.opts.Logger.Named("server").With("server", name),
-		Secrets:         m.opts.Secrets,
-		MaxTools:        cfg.MaxTools,
+		Name:                name,
+		ProtocolVersion:     cfg.ProtocolVersion,
+		ClientInfo:          m.opts.ClientInfo,
+		Logger:              m.opts.Logger.Named("server").With("server", name),
+		Secrets:             m.opts.Secrets,
+		MaxTools:            cfg.MaxTools,
+		MaxDescriptionBytes: cfg.MaxDescriptionBytes,
+		MaxSchemaBytes:      cfg.MaxSchemaBytes,
+		MaxResultBytes:      m.resultCap(),
 		Handlers: mcpclient.Handlers{
 			// Any list change re-lists tools, resources, templates and
 			// prompts together: one debounce, one revision.
@@ -314,4 +317,15 @@ func remoteEnv(cfg config.Server, target environment.Target) []string {
 		return nil
 	}
 	return launch.RemoteEnvNames(cfg.EnvVars)
+}
+
+// resultCap is the max_result_bytes connections enforce: the configured
+// one, or config.DefaultMaxResultBytes.
+func (m *Manager) resultCap() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.maxResult > 0 {
+		return m.maxResult
+	}
+	return config.DefaultMaxResultBytes
 }

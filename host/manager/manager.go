@@ -95,14 +95,17 @@ const (
 
 // Manager owns the clients of every enabled server.
 type Manager struct {
-	opts   Options
-	log    hclog.Logger
-	sink   events.Sink
-	limit  int
-	order  []string           // server names in config order
-	ctx    context.Context    // lifetime of every client; cancelled by Close
-	cancel context.CancelFunc // cancels ctx
-	wg     sync.WaitGroup     // every goroutine the manager starts
+	opts  Options
+	log   hclog.Logger
+	sink  events.Sink
+	limit int
+	// maxResult is serve's max_result_bytes, which every connection
+	// enforces where it reads an answer (mcpclient.Options.MaxResultBytes).
+	maxResult int
+	order     []string           // server names in config order
+	ctx       context.Context    // lifetime of every client; cancelled by Close
+	cancel    context.CancelFunc // cancels ctx
+	wg        sync.WaitGroup     // every goroutine the manager starts
 
 	mu         sync.Mutex
 	servers    map[string]*server
@@ -182,14 +185,15 @@ func New(cfg *config.Config, opts Options) *Manager {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{
-		opts:     opts,
-		log:      opts.Logger.Named("manager"),
-		sink:     opts.Events,
-		limit:    limit,
-		ctx:      ctx,
-		cancel:   cancel,
-		servers:  map[string]*server{},
-		complete: make(chan struct{}),
+		opts:      opts,
+		log:       opts.Logger.Named("manager"),
+		sink:      opts.Events,
+		limit:     limit,
+		maxResult: cfg.Serve.MaxResultBytes,
+		ctx:       ctx,
+		cancel:    cancel,
+		servers:   map[string]*server{},
+		complete:  make(chan struct{}),
 	}
 	m.envConfigs = envConfigs(cfg)
 	for _, sc := range cfg.Servers {

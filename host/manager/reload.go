@@ -43,6 +43,7 @@ func (m *Manager) Apply(cfg *config.Config, envs Environments) ApplyResult {
 	if limit := cfg.Exposure.NameLimit; limit != 0 && limit != m.limit {
 		m.limit = limit
 	}
+	m.maxResult = cfg.Serve.MaxResultBytes // new connections take it
 	next := map[string]*server{}
 	var order []string
 	for _, sc := range cfg.Servers {

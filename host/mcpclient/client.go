@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/toolgate/toolgate/host/internal/slogbridge"
 	"github.com/toolgate/toolgate/host/launch"
+	"github.com/toolgate/toolgate/internal/safetext"
 )
 
 // State is where a Client is in its life.
@@ -137,6 +139,17 @@ type Options struct {
 	Handlers Handlers
 	// MaxTools is how many tools ListTools keeps; 0 means DefaultMaxTools.
 	MaxTools int
+	// MaxDescriptionBytes and MaxSchemaBytes cap each listed tool's
+	// description and schemas (see capTool); 0 means
+	// DefaultMaxDescriptionBytes and DefaultMaxSchemaBytes.
+	MaxDescriptionBytes int
+	MaxSchemaBytes      int
+	// MaxResultBytes caps the answer to one tools/call where toolgate
+	// reads it (stdio framing, the Streamable HTTP body): a larger answer
+	// is refused before it is decoded and the call fails with a
+	// *ResultTooLargeError text; the session stays up. 0: no cap beyond
+	// the transport's own (16 MiB on stdio).
+	MaxResultBytes int
 	// Secrets, when set, also receives every secret this client learns
 	// (see [Secrets]): one set shared by a host's clients redacts records
 	// about any server.
@@ -221,7 +234,12 @@ func (c *Client) serverLog(p *mcp.LoggingMessageParams) {
 		f(context.Background(), p)
 		return
 	}
-	c.log.Named("server").Info("log message", "level", p.Level, "logger", p.Logger, "data", p.Data)
+	data, err := json.Marshal(p.Data)
+	if err != nil {
+		data = []byte(fmt.Sprint(p.Data))
+	}
+	c.log.Named("server").Info("log message", "level", p.Level, "logger", safetext.Line(p.Logger),
+		"data", string(safetext.JSON([]byte(c.secrets.RedactRecord(string(data))))))
 }
 
 // Version is the host version reported in clientInfo. The CLI overrides
@@ -374,7 +392,7 @@ func (c *Client) connect(ctx context.Context, version string) error {
 			defer c.wg.Done()
 			c.endWithProcess(proc, readEnded)
 		}()
-		transport = &stdioTransport{rwc: proc, router: &c.router, secrets: secrets, strays: &c.strays, log: c.log, readEnded: readEnded}
+		transport = &stdioTransport{rwc: proc, router: &c.router, secrets: secrets, strays: &c.strays, log: c.log, readEnded: readEnded, maxResult: c.opts.MaxResultBytes}
 	} else {
 		transport, _ = c.httpTransport()
 	}

@@ -583,3 +583,80 @@ func TestStderrFloodKeepsTheLogSmallAndTheTailWhole(t *testing.T) {
 		t.Errorf("the log does not say lines were suppressed:\n%.2000s", logs.String())
 	}
 }
+
+// TestTooDeepCostsOnlyItself: a tool whose input schema nests 500
+// levels (over 1000 JSON levels, past go-sdk's decoder) is skipped with
+// a warning giving its index and the real reason, the server's other
+// tools stay; a result nested 1500 levels fails that call with an error
+// saying so, and the next call on the same session works.
+func TestTooDeepCostsOnlyItself(t *testing.T) {
+	logs := &testbin.Buffer{}
+	c := demoClientWith(t, Options{Logger: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Warn})},
+		"--deep-schema", "500", "--deep-result", "1500")
+	ctx := t.Context()
+	tools, err := c.ListTools(ctx)
+	if err != nil {
+		t.Fatalf("one deep tool failed the whole listing: %v", err)
+	}
+	var names []string
+	for _, tool := range tools {
+		names = append(names, tool.Name)
+	}
+	if slices.Contains(names, "deep_schema") || !slices.Contains(names, "echo") || !slices.Contains(names, "deep_result") {
+		t.Errorf("tools = %v, want echo and deep_result without deep_schema", names)
+	}
+	for _, want := range []string{"skipping a tool the server listed: its definition nests 100", "index_in_page=0"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, logs.String())
+		}
+	}
+	_, err = c.CallTool(ctx, &mcp.CallToolParams{Name: "deep_result", Arguments: map[string]any{}}, CallOptions{})
+	if err == nil || !strings.Contains(err.Error(), "levels deep, more than the 1000 levels") || strings.Contains(err.Error(), "not a JSON-RPC") {
+		t.Fatalf("deep result: err = %v, want the nesting named", err)
+	}
+	res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "still here"}}, CallOptions{})
+	if err != nil || res.IsError {
+		t.Fatalf("the session did not survive the deep result: %v %v", res, err)
+	}
+}
+
+// TestHugeDescriptionsAreCut: three 4 MiB descriptions (mcp-demo
+// --huge-descriptions) are cut to the cap with a marker and a warning
+// naming the tool and the setting; with the default cap and a
+// configured one.
+func TestHugeDescriptionsAreCut(t *testing.T) {
+	for _, limit := range []int{0, 1000} {
+		t.Run(fmt.Sprint(limit), func(t *testing.T) {
+			logs := &testbin.Buffer{}
+			c := newDemoClient(t, Options{Logger: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Warn})},
+				"--no-default-tools", "--huge-descriptions")
+			c.opts.MaxDescriptionBytes = limit
+			if err := c.Connect(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			tools, err := c.ListTools(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := limit
+			if want == 0 {
+				want = DefaultMaxDescriptionBytes
+			}
+			if len(tools) != 3 {
+				t.Fatalf("got %d tools, want 3", len(tools))
+			}
+			for _, tool := range tools {
+				if len(tool.Description) > want || !strings.HasSuffix(tool.Description, truncationMarker) ||
+					!strings.HasPrefix(tool.Description, "Huge description") {
+					t.Errorf("%s: description of %d bytes (cap %d), ending %q", tool.Name, len(tool.Description), want,
+						tool.Description[max(0, len(tool.Description)-40):])
+				}
+			}
+			for _, w := range []string{`tool="\"huge_1\""`, "description of 4194304 bytes cut to", "max_description_bytes"} {
+				if !strings.Contains(logs.String(), w) {
+					t.Errorf("log lacks %q:\n%.2000s", w, logs.String())
+				}
+			}
+		})
+	}
+}

@@ -98,13 +98,14 @@ func (c *Client) httpTransport() (mcp.Transport, *headerTransport) {
 		base = h.Client.Transport
 	}
 	t := &headerTransport{
-		origin:  endpointOrigin(h.URL),
-		base:    base,
-		header:  h.Header,
-		router:  &c.router,
-		retry:   h.Retry.withDefaults(),
-		log:     c.log.Named("http"),
-		secrets: &c.secrets,
+		origin:    endpointOrigin(h.URL),
+		base:      base,
+		header:    h.Header,
+		router:    &c.router,
+		retry:     h.Retry.withDefaults(),
+		log:       c.log.Named("http"),
+		secrets:   &c.secrets,
+		maxResult: c.opts.MaxResultBytes,
 	}
 	var handler auth.OAuthHandler
 	if h.OAuth != nil {
@@ -149,6 +150,8 @@ type headerTransport struct {
 	log    hclog.Logger
 	// secrets learns the credentials go-sdk's OAuth handler adds.
 	secrets *Secrets
+	// maxResult caps a JSON answer to tools/call (Options.MaxResultBytes).
+	maxResult int
 	// oauth: 401 and 403 go to go-sdk's OAuth hook as responses, once
 	// per request (see oauthAdapter).
 	oauth bool
@@ -285,16 +288,45 @@ func (t *headerTransport) classify(r *http.Request, body []byte, msg message, re
 		t.routeEvents(resp)
 		return resp, nil
 	case "application/json":
-		buf, ok := readBounded(resp, maxBufferedBody)
+		limit := int64(maxBufferedBody)
+		capped := msg.Method == "tools/call" && t.maxResult > 0
+		if capped {
+			limit = int64(t.maxResult + envelopeSlack)
+		}
+		buf, ok := readBounded(resp, limit)
+		if !ok && capped {
+			// Refused before decoding: what was read is dropped, the
+			// rest is counted without being kept.
+			rest, _ := io.Copy(io.Discard, io.LimitReader(resp.Body, maxDiscardedAnswer))
+			_ = resp.Body.Close()
+			size := int64(len(buf)) + rest
+			t.log.Warn("refusing a tool result larger than max_result_bytes before decoding it; the call fails, the session stays up",
+				"answer_bytes", size, "max_result_bytes", t.maxResult)
+			return nil, &serverAnswer{&jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+				Message: (&ResultTooLargeError{Bytes: size, Limit: t.maxResult}).Error()}}
+		}
 		restoreBody(resp, buf, ok)
-		if ok && !json.Valid(buf) {
+		if !ok {
+			return resp, nil // too large to check here: go-sdk's decoder decides
+		}
+		if !json.Valid(buf) {
 			return nil, t.httpError(r, resp, problemInvalidJSON, attempts)
 		}
-		if ok && t.router != nil && bytes.HasPrefix(bytes.TrimSpace(buf), []byte("[")) {
+		if t.router != nil && bytes.HasPrefix(bytes.TrimSpace(buf), []byte("[")) {
 			// A batch answer (before 2025-06-18) may carry notifications.
 			t.router.routeData(buf)
 		}
-		// A body too large to check here goes to go-sdk's decoder as is.
+		if msg.Method == toolsListMethod {
+			if clean := t.cleanToolList(buf); clean != nil {
+				buf = clean
+				resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(buf)), int64(len(buf))
+			}
+		}
+		if depth := jsonDepth(buf); depth > maxMessageDepth {
+			// go-sdk would fail the whole session on it; fail the call.
+			t.log.Warn("failing a call whose answer nests too deep", "method", msg.Method, "depth", depth, "max_depth", maxMessageDepth)
+			return nil, &serverAnswer{errTooDeep("answer", depth)}
+		}
 		return resp, nil
 	}
 	return nil, t.httpError(r, resp, problemContentType, attempts)
@@ -379,6 +411,29 @@ func requestBody(r *http.Request) ([]byte, error) {
 }
 
 func digest(body []byte) [32]byte { return sha256.Sum256(body) }
+
+// cleanToolList is the HTTP side of stdioConn.cleanToolList: the body of
+// a tools/list answer with its malformed or too-deep tools left out (each
+// skipped with a warning), or nil when there is nothing to change.
+func (t *headerTransport) cleanToolList(body []byte) []byte {
+	m, ok := readDeepMessage(body)
+	if !ok || m.isErr || m.result == nil || !m.id.IsValid() {
+		return nil
+	}
+	changed := false
+	result := keepWellFormedTools(m.result, func(index int, problem string) {
+		changed = true
+		t.log.Warn("skipping a tool the server listed: "+problem, "index_in_page", index)
+	})
+	if !changed {
+		return nil
+	}
+	out, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: m.id, Result: result})
+	if err != nil {
+		return nil
+	}
+	return out
+}
 
 // message is what the transport needs to know of an outgoing JSON-RPC
 // message.

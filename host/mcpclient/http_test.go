@@ -16,9 +16,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
+
+	"github.com/toolgate/toolgate/internal/testbin"
 )
 
 // testServer is a go-sdk MCP server with an "echo" tool behind a
@@ -776,5 +779,96 @@ func TestLogMessagesSurviveSessionRecovery(t *testing.T) {
 			t.Errorf("%s: the call returned without its log message", when)
 		}
 		current.Store(newHandler()) // the server restarts and forgets its sessions
+	}
+}
+
+// TestHTTPResultOverTheCapFailsOnlyItsCall: a Streamable HTTP answer to
+// tools/call larger than MaxResultBytes is refused while its body is read
+// (never decoded), the call fails saying so, and the session goes on.
+func TestHTTPResultOverTheCapFailsOnlyItsCall(t *testing.T) {
+	ts := newTestServer(t, true)
+	c := httpClient(t, ts.URL, HTTP{})
+	c.opts.MaxResultBytes = 64 << 10
+	if err := c.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := echo(t.Context(), c, strings.Repeat("x", 200<<10))
+	if err == nil || !strings.Contains(err.Error(), "max_result_bytes = 65536") || !strings.Contains(err.Error(), "before it was decoded") {
+		t.Fatalf("an answer over the cap: err = %v", err)
+	}
+	if got, err := echo(t.Context(), c, "small"); err != nil || got != "small" {
+		t.Fatalf("the session did not survive: %q, %v", got, err)
+	}
+}
+
+// TestStdioResultOverTheCapFailsOnlyItsCall is the same over stdio, for
+// an answer that ends within one read and for one many reads long.
+func TestStdioResultOverTheCapFailsOnlyItsCall(t *testing.T) {
+	c := newDemoClient(t, Options{})
+	c.opts.MaxResultBytes = 100 << 10
+	if err := c.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int{120 << 10, 4 << 20} {
+		_, err := c.CallTool(t.Context(), &mcp.CallToolParams{Name: "big", Arguments: map[string]any{"bytes": size}}, CallOptions{})
+		var want string
+		if err != nil {
+			want = err.Error()
+		}
+		if !strings.Contains(want, "max_result_bytes = 102400") || !strings.Contains(want, "before it was decoded") {
+			t.Fatalf("%d bytes over stdio: err = %v", size, err)
+		}
+		res, err := c.CallTool(t.Context(), &mcp.CallToolParams{Name: "big", Arguments: map[string]any{"bytes": 50 << 10}}, CallOptions{})
+		if err != nil || res.IsError {
+			t.Fatalf("after %d bytes the session did not survive: %v", size, err)
+		}
+	}
+}
+
+// TestHTTPTooDeepCostsOnlyItself is TestTooDeepCostsOnlyItself for a
+// Streamable HTTP server: a tools/list page with a tool nested past
+// go-sdk's limit keeps its other tools, a too-deep tools/call answer
+// fails that call, and the session goes on.
+func TestHTTPTooDeepCostsOnlyItself(t *testing.T) {
+	ts := newTestServer(t, true)
+	deepSchema := strings.Repeat(`{"type":"object","properties":{"a":`, 600) + `{"type":"string"}` + strings.Repeat("}}", 600)
+	ts.setAnswer(func(w http.ResponseWriter, r *http.Request, method string) bool {
+		body, _ := io.ReadAll(r.Body)
+		id := string(peekMessage(body).ID)
+		var out string
+		switch {
+		case method == "tools/list":
+			out = `{"jsonrpc":"2.0","id":` + id + `,"result":{"tools":[{"name":"deep","inputSchema":` + deepSchema +
+				`},{"name":"echo","inputSchema":{"type":"object"}}]}}`
+		case method == "tools/call" && bytes.Contains(body, []byte(`"name":"deep"`)):
+			out = `{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[],"structuredContent":` +
+				strings.Repeat(`{"a":`, 1500) + "{}" + strings.Repeat("}", 1500) + `}}`
+		default:
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, out)
+		return true
+	})
+	logs := &testbin.Buffer{}
+	c := httpClient(t, ts.URL, HTTP{})
+	c.log = hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Warn})
+	if err := c.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	tools, err := c.ListTools(t.Context())
+	if err != nil || len(tools) != 1 || tools[0].Name != "echo" {
+		t.Fatalf("tools = %v, %v; want echo alone", tools, err)
+	}
+	if !strings.Contains(logs.String(), "its definition nests") || !strings.Contains(logs.String(), "index_in_page=0") {
+		t.Errorf("log lacks the skipped tool:\n%s", logs.String())
+	}
+	_, err = c.CallTool(t.Context(), &mcp.CallToolParams{Name: "deep", Arguments: map[string]any{}}, CallOptions{})
+	if err == nil || !strings.Contains(err.Error(), "levels deep, more than the 1000 levels") {
+		t.Fatalf("a too-deep answer: err = %v", err)
+	}
+	if got, err := echo(t.Context(), c, "still here"); err != nil || got != "still here" {
+		t.Fatalf("the session did not survive: %q, %v", got, err)
 	}
 }

@@ -123,6 +123,10 @@ func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 					"tool", fmt.Sprintf("%q", t.Name))
 			}
 			named[t.Name] = true
+			if cut := capTool(t, c.opts.MaxDescriptionBytes, c.opts.MaxSchemaBytes); len(cut) > 0 {
+				c.log.Warn("cutting a tool the server lists down to size; raise max_description_bytes or max_schema_bytes in its server block if it is legitimate",
+					"tool", fmt.Sprintf("%q", t.Name), "cut", cut)
+			}
 		}
 		return res.Tools, res.NextCursor, nil
 	})

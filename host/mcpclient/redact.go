@@ -59,9 +59,10 @@ var credentialPatterns = []struct {
 	{regexp.MustCompile(`(?i)\b([a-z0-9_-]*(?:token|secret|password|passwd|api[_-]?key|apikey|assertion|code_verifier)[a-z0-9_-]*=)[^&\s"']+`), "${1}" + redacted},
 }
 
-// redact removes known secret values and credential-shaped substrings.
+// redact removes known secret values, well-known credential formats and
+// credential-shaped substrings.
 func redact(s string, secrets []string) string {
-	s = redactValues(s, secrets)
+	s = RedactSecretFormats(redactValues(s, secrets))
 	for _, p := range credentialPatterns {
 		s = p.re.ReplaceAllString(s, p.repl)
 	}
@@ -171,6 +172,13 @@ func (s *Secrets) addFromHeader(h http.Header) {
 		return
 	}
 	s.Add(requestSecrets(h)...)
+}
+
+// RedactRecord is Redact followed by RedactSecretFormats: what every
+// record of toolgate's own (the audit log, log lines) applies to text a
+// server or a model wrote.
+func (s *Secrets) RedactRecord(text string) string {
+	return RedactSecretFormats(s.Redact(text))
 }
 
 // Redact replaces every recorded value in text.

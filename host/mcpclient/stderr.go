@@ -20,16 +20,19 @@ const (
 )
 
 // pumpStderr logs every stderr line under log, with the server's own
-// secrets redacted and terminal escapes shown rather than acted on, and
-// keeps the tail (treated the same when it is quoted: see stderrReport).
+// secrets and well-known credential formats redacted and terminal escapes
+// shown rather than acted on, and keeps the tail (treated the same when
+// it is quoted: see stderrReport).
 func pumpStderr(r io.Reader, tail *tailBuffer, log hclog.Logger, secrets []string) {
-	launch.PumpStderrRedacted(io.TeeReader(r, tail), log, func(s string) string { return safetext.Line(redactValues(s, secrets)) })
+	launch.PumpStderrRedacted(io.TeeReader(r, tail), log, func(s string) string {
+		return safetext.Line(RedactSecretFormats(redactValues(s, secrets)))
+	})
 }
 
 // stderrReport is the tail of a server's stderr as errors quote it:
 // its secrets redacted, escapes visible.
 func stderrReport(tail *tailBuffer, secrets []string) string {
-	return safetext.Block(redactValues(tail.String(), secrets))
+	return safetext.Block(RedactSecretFormats(redactValues(tail.String(), secrets)))
 }
 
 // tailBuffer keeps the last bytes written to it.

@@ -49,6 +49,9 @@ type stdioTransport struct {
 	// readEnded, when set, is closed once reading ends (EOF, an error,
 	// or Close), so whoever watches the process knows the pipe is done.
 	readEnded chan struct{}
+	// maxResult caps a tools/call answer (Options.MaxResultBytes); 0:
+	// only maxStdioMessage.
+	maxResult int
 }
 
 // toolsListMethod is the request whose answers are decoded tool by tool.
@@ -63,6 +66,7 @@ func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 		strays:    t.strays,
 		log:       t.log,
 		readEnded: t.readEnded,
+		maxResult: t.maxResult,
 	}, nil
 }
 
@@ -81,6 +85,10 @@ type stdioConn struct {
 	// listing holds the ids of tools/list requests in flight, whose
 	// answers keepWellFormedTools cleans before go-sdk decodes them.
 	listing sync.Map // jsonrpc.ID → struct{}
+	// calling holds the ids of tools/call requests in flight, whose
+	// answers maxResult caps.
+	calling   sync.Map // jsonrpc.ID → struct{}
+	maxResult int
 
 	wmu sync.Mutex // one message per Write, whole
 
@@ -104,6 +112,17 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return msg, nil
 		}
 		line, err := c.readLine()
+		var over *oversizedAnswer
+		if errors.As(err, &over) {
+			c.warn("refusing a tool result larger than max_result_bytes before decoding it; the call fails, the session stays up",
+				"answer_bytes", over.size, "max_result_bytes", c.maxResult)
+			resp := &jsonrpc.Response{ID: over.id, Error: &jsonrpc.Error{
+				Code:    jsonrpc.CodeInternalError,
+				Message: (&ResultTooLargeError{Bytes: over.size, Limit: c.maxResult}).Error(),
+			}}
+			c.router.route(resp)
+			return resp, nil
+		}
 		if err != nil {
 			c.endRead()
 			return nil, err
@@ -127,6 +146,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			if resp := decodeOwnedResponse(line); resp != nil {
 				c.router.route(resp)
 				c.cleanToolList(resp)
+				c.answered(resp)
 				return resp, nil
 			}
 		}
@@ -136,11 +156,70 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				c.ignoreStray()
 				continue
 			}
+			if tooDeep(line) {
+				msg := c.deepMessage(ctx, line)
+				if msg == nil {
+					continue
+				}
+				return msg, nil
+			}
 			return nil, c.notJSONRPC(line)
 		}
 		c.router.route(msg)
 		c.cleanToolList(msg)
+		c.answered(msg)
 		return msg, nil
+	}
+}
+
+// answered forgets a tools/call once its answer arrived.
+func (c *stdioConn) answered(msg jsonrpc.Message) {
+	if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID.IsValid() {
+		c.calling.Delete(resp.ID)
+	}
+}
+
+// deepMessage handles a message go-sdk would refuse for its nesting
+// alone, which would otherwise end the connection and cost the server
+// every tool. An answer to tools/list keeps its tools that are not too
+// deep (the others are skipped with a warning, like any malformed tool);
+// any other answer becomes a JSON-RPC error for its request, so that
+// call fails with the real reason and the session stays up. A request
+// from the server is answered with an error; a notification is dropped.
+// It returns nil when nothing is to be delivered.
+func (c *stdioConn) deepMessage(ctx context.Context, line []byte) jsonrpc.Message {
+	depth := jsonDepth(line)
+	m, ok := readDeepMessage(line)
+	switch {
+	case !ok || m.method != "" && !m.id.IsValid():
+		c.warn("dropping a message from the server that nests too deep", "depth", depth, "max_depth", maxMessageDepth)
+		return nil
+	case m.method != "":
+		c.warn("refusing a request from the server that nests too deep", "method", m.method, "depth", depth, "max_depth", maxMessageDepth)
+		_ = c.Write(ctx, &jsonrpc.Response{ID: m.id, Error: errTooDeep("request", depth)})
+		return nil
+	case !m.id.IsValid():
+		return nil // a stray response: nobody waits for it
+	}
+	resp := &jsonrpc.Response{ID: m.id, Result: m.result}
+	if _, listing := c.listing.Load(m.id); listing && !m.isErr {
+		c.cleanToolList(resp)
+		if jsonDepth(resp.Result)+1 <= maxMessageDepth {
+			c.router.route(resp)
+			return resp
+		}
+	}
+	c.listing.Delete(m.id)
+	c.calling.Delete(m.id)
+	c.warn("failing a call whose answer nests too deep", "depth", depth, "max_depth", maxMessageDepth)
+	resp = &jsonrpc.Response{ID: m.id, Error: errTooDeep("answer", depth)}
+	c.router.route(resp)
+	return resp
+}
+
+func (c *stdioConn) warn(msg string, kv ...any) {
+	if c.log != nil {
+		c.log.Warn(msg, kv...)
 	}
 }
 
@@ -224,11 +303,26 @@ func (c *stdioConn) readLine() ([]byte, error) {
 func (c *stdioConn) readLongLine(first []byte) ([]byte, error) {
 	pieces := [][]byte{bytes.Clone(first)}
 	size := len(first)
+	capped := c.resultCap()
 	for {
 		line, err := c.r.ReadSlice('\n')
 		if len(line) > 0 {
 			pieces = append(pieces, bytes.Clone(line))
 			size += len(line)
+		}
+		if capped > 0 && size > capped && !errors.Is(err, io.EOF) && (err == nil || errors.Is(err, bufio.ErrBufferFull)) {
+			capped = 0 // decided once per line
+			if err == nil {
+				// The line ended in this piece: it is whole, and
+				// refused the same way without reading further.
+				if id, ok := headID(pieces[0]); ok {
+					if _, calling := c.calling.LoadAndDelete(id); calling {
+						return nil, &oversizedAnswer{id: id, size: int64(size - trailingNewline(pieces))}
+					}
+				}
+			} else if rerr := c.refuseIfCall(pieces[0], size); rerr != nil {
+				return nil, rerr
+			}
 		}
 		// The limit is on the message; its newline (and a CR) are not.
 		if size-trailingNewline(pieces) > maxStdioMessage {
@@ -339,6 +433,14 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) (err error) 
 		defer func() {
 			if err != nil {
 				c.listing.Delete(req.ID) // no answer will come
+			}
+		}()
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" && req.IsCall() && c.maxResult > 0 {
+		c.calling.Store(req.ID, struct{}{})
+		defer func() {
+			if err != nil {
+				c.calling.Delete(req.ID)
 			}
 		}()
 	}

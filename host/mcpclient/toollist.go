@@ -53,6 +53,12 @@ func keepWellFormedTools(result json.RawMessage, skip func(index int, problem st
 // toolProblem says what makes one listed tool unusable, or "" when it is
 // fine.
 func toolProblem(raw json.RawMessage) string {
+	// The message, its result and the tools array hold the tool: 3
+	// levels of go-sdk's limit are taken before the tool's own.
+	if depth := jsonDepth(raw); depth+3 > maxMessageDepth {
+		return fmt.Sprintf("its definition nests %d levels deep (an input or output schema nested too deep?), "+
+			"more than the %d levels toolgate's MCP library (go-sdk) decodes in a tools/list answer", depth, maxMessageDepth-3)
+	}
 	var tool mcp.Tool
 	if err := json.Unmarshal(raw, &tool); err != nil {
 		return "it is not a valid tool: " + strings.TrimPrefix(err.Error(), "json: ")

@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/sdk"
 	"github.com/toolgate/toolgate/sdk/hook"
+	"github.com/toolgate/toolgate/sdk/launcher"
 	"github.com/toolgate/toolgate/sdk/plugintest"
 )
 
@@ -92,8 +93,10 @@ plugin "allow" {
 // BenchmarkMCPCallOverLauncherPlugin compares a tools/call (mcp-demo's
 // echo) through a real manager to a server started by the built-in local
 // launcher and to the same server started through the launcher-local
-// plugin, alternating in one run. launcher/local-p50 is the ratio of the
-// medians (target ≤ 1.3).
+// plugin, with the process's pipes handed to the host (Linux) and with
+// its I/O on the launch stream only (launcher.ClientOptions.StreamOnly),
+// alternating in one run. The ratios of the medians: launcher/local-p50
+// (the default mode, target ≤ 1.3), stream/local-p50 and stream/fds-p50.
 func BenchmarkMCPCallOverLauncherPlugin(b *testing.B) {
 	demo := testbin.Path(b, "mcp-demo")
 	cfg := loadConfig(b, fmt.Sprintf(`
@@ -116,33 +119,56 @@ server "plugin" {
 `, bin("launcher-local"), demo, demo))
 	h, _ := newHost(b, cfg, pluginhost.Options{Logger: hclog.NewNullLogger()})
 	m := startManager(b, cfg, h)
+	hs, _ := newHost(b, cfg, pluginhost.Options{Logger: hclog.NewNullLogger(), Launcher: launcher.ClientOptions{StreamOnly: true}})
+	ms := startManager(b, cfg, hs)
 	for _, size := range []int{1 << 10, 64 << 10} {
 		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
-			benchCalls(b, m, strings.Repeat("x", size))
+			benchCalls(b, strings.Repeat("x", size), []benchTarget{
+				{"local", m, "local"}, {"launcher", m, "plugin"}, {"stream", ms, "plugin"},
+			})
 		})
 	}
 }
 
-func benchCalls(b *testing.B, m *manager.Manager, text string) {
+// benchTarget is one server a benchmark calls, by its manager.
+type benchTarget struct {
+	label  string
+	m      *manager.Manager
+	server string
+}
+
+// benchCalls calls each target in turn every iteration and reports the
+// median of each and its ratio to the first target's, plus stream/fds.
+func benchCalls(b *testing.B, text string, targets []benchTarget) {
 	ctx := context.Background()
-	call := func(server string) time.Duration {
+	call := func(t benchTarget) time.Duration {
 		start := time.Now()
-		res, err := m.CallTool(ctx, server, "echo", map[string]any{"text": text}, nil, mcpclient.CallOptions{})
+		res, err := t.m.CallTool(ctx, t.server, "echo", map[string]any{"text": text}, nil, mcpclient.CallOptions{})
 		if err != nil || res.IsError {
-			b.Fatalf("%s: %v", server, err)
+			b.Fatalf("%s: %v", t.label, err)
 		}
 		return time.Since(start)
 	}
 	for range 200 {
-		call("local")
-		call("plugin")
+		for _, t := range targets {
+			call(t)
+		}
 	}
-	var local, plugin []time.Duration
+	ds := make([][]time.Duration, len(targets))
 	for b.Loop() {
-		local = append(local, call("local"))
-		plugin = append(plugin, call("plugin"))
+		for i, t := range targets {
+			ds[i] = append(ds[i], call(t))
+		}
 	}
-	b.ReportMetric(float64(median(local).Nanoseconds())/1e3, "local-p50-us")
-	b.ReportMetric(float64(median(plugin).Nanoseconds())/1e3, "launcher-p50-us")
-	b.ReportMetric(float64(median(plugin))/float64(median(local)), "launcher/local-p50")
+	medians := map[string]time.Duration{}
+	for i, t := range targets {
+		medians[t.label] = median(ds[i])
+		b.ReportMetric(float64(medians[t.label].Nanoseconds())/1e3, t.label+"-p50-us")
+		if i > 0 {
+			b.ReportMetric(float64(medians[t.label])/float64(median(ds[0])), t.label+"/"+targets[0].label+"-p50")
+		}
+	}
+	if fds, ok := medians["launcher"]; ok && medians["stream"] > 0 {
+		b.ReportMetric(float64(medians["stream"])/float64(fds), "stream/fds-p50")
+	}
 }

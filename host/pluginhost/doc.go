@@ -13,7 +13,8 @@
 //     only, AutoMTLS, an environment built from scratch (PATH, HOME, TMPDIR,
 //     LANG and sdk.EnvLogLevel at the host logger's level; nothing else of
 //     the host's environment reaches a plugin), SIGKILL when the host dies
-//     (Pdeathsig), the plugin's log lines re-emitted under
+//     (its internal/contain cell: Pdeathsig on Linux, the supervisor on
+//     macOS, a Job Object on Windows), the plugin's log lines re-emitted under
 //     plugin.<name> of the host logger.
 //   - Negotiation: go-plugin's wire version, then the API version from Info
 //     (a plugin with no common version is refused naming both sides), and

@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/launch"
 	"github.com/toolgate/toolgate/host/pluginhost"
+	"github.com/toolgate/toolgate/internal/contain"
 	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/sdk/guardian"
 )
@@ -38,6 +39,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	contain.RunSupervisorIfAsked()
 	if os.Getenv(envHelper) == "hold" {
 		os.Exit(holdPlugins(os.Getenv(envHelperConfig)))
 	}

@@ -66,15 +66,15 @@ func (in *instance) start(p *process, block config.Plugin, env *config.Environme
 	set, dispense := in.pluginSet()
 	cmd := exec.Command(binary)
 	cmd.Env = in.h.pluginEnv(block.EnvVars)
-	setPdeathsig(cmd)
+	// Its cell (internal/contain) kills the plugin when the host dies,
+	// even by SIGKILL, when go-plugin gets no chance to stop it, and holds
+	// what the plugin starts.
 	cell, err := contain.Default().NewCell("plugin-" + in.name)
 	if err != nil {
 		in.log.Warn("plugin runs with weaker containment", "error", err)
 	}
 	p.cell = cell
-	if cmd.SysProcAttr != nil {
-		cell.Prepare(cmd.SysProcAttr)
-	}
+	cell.Prepare(cmd)
 	p.cmd = cmd
 	p.client = plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,

@@ -17,6 +17,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/identity"
@@ -432,18 +433,16 @@ func MetadataURL(resource string) string {
 	return u.Scheme + "://" + u.Host + MetadataPath(resource)
 }
 
-// Metadata is the RFC 9728 protected-resource metadata document.
-func (v *Validator) Metadata() map[string]any {
-	m := map[string]any{
-		"resource":                 v.cfg.Resource,
-		"authorization_servers":    []string{v.cfg.Issuer},
-		"bearer_methods_supported": []string{"header"},
-		"resource_name":            "toolgate",
+// Metadata is the RFC 9728 protected-resource metadata document, in
+// go-sdk's type (its auth.ProtectedResourceMetadataHandler serves it).
+func (v *Validator) Metadata() *oauthex.ProtectedResourceMetadata {
+	return &oauthex.ProtectedResourceMetadata{
+		Resource:               v.cfg.Resource,
+		AuthorizationServers:   []string{v.cfg.Issuer},
+		BearerMethodsSupported: []string{"header"},
+		ResourceName:           "toolgate",
+		ScopesSupported:        v.cfg.Scopes,
 	}
-	if len(v.cfg.Scopes) > 0 {
-		m["scopes_supported"] = v.cfg.Scopes
-	}
-	return m
 }
 
 // Challenge is the WWW-Authenticate value for a refusal (RFC 6750 §3,

@@ -164,7 +164,7 @@ func TestMetadataNamesTheIssuer(t *testing.T) {
 	cfg := authFor(iss)
 	cfg.Scopes = []string{"mcp"}
 	m := tokenauth.New(cfg, tokenauth.Options{}).Metadata()
-	if m["resource"] != resource || m["authorization_servers"].([]string)[0] != iss.URL {
+	if m.Resource != resource || len(m.AuthorizationServers) != 1 || m.AuthorizationServers[0] != iss.URL || len(m.ScopesSupported) != 1 {
 		t.Errorf("metadata = %v", m)
 	}
 }

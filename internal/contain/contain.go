@@ -1,8 +1,25 @@
 package contain
 
 import (
+	"os/exec"
 	"strings"
+	"sync/atomic"
+	"syscall"
 )
+
+// supervisable says this binary called RunSupervisorIfAsked, so it may be
+// re-executed as a supervisor (or probe).
+var supervisable atomic.Bool
+
+// sysProcAttr returns cmd's SysProcAttr, creating it: Prepare adds to
+// what the owner set (a Windows command line, say) rather than replacing
+// it.
+func sysProcAttr(cmd *exec.Cmd) *syscall.SysProcAttr {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	return cmd.SysProcAttr
+}
 
 // Kind names the containment a [Cell] uses; it is shown by
 // `toolgate servers`.
@@ -14,8 +31,8 @@ const (
 	// KindSubreaper: toolgate is a child subreaper and walks descendants
 	// (Linux without a usable cgroup2).
 	KindSubreaper Kind = "subreaper"
-	// KindProcessGroup: the process group, plus the host's watchdog
-	// (macOS and other Unixes).
+	// KindProcessGroup: the process group, registered with the
+	// supervisor (macOS and other Unixes).
 	KindProcessGroup Kind = "process-group"
 	// KindJobObject: a Job Object with kill-on-close (Windows).
 	KindJobObject Kind = "job-object"

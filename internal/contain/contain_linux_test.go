@@ -16,8 +16,6 @@ import (
 	"github.com/toolgate/toolgate/internal/testwait"
 )
 
-func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
-
 // TestCloseEndsEverythingTheChildStarted: a server whose three children
 // stay in its group and whose grandchild calls setsid leaves nothing
 // behind once its cell is closed, with cgroups and with the subreaper
@@ -47,7 +45,7 @@ func TestCloseEndsEverythingTheChildStarted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cell.Prepare(cmd.SysProcAttr)
+			cell.Prepare(cmd)
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -212,7 +210,7 @@ func TestKillWithoutCgroupKill(t *testing.T) {
 	if _, err := cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
-	cell.Prepare(cmd.SysProcAttr)
+	cell.Prepare(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -31,26 +31,33 @@
 //     signalled), so a grandchild whose parent was just killed is still
 //     known. Limit: a descendant that left the group and the session and
 //     whose parent exited before the stop began is not found.
-//   - macOS and other Unixes, [KindProcessGroup]: the process group only
-//     (host/launch adds its watchdog for host death).
-//   - Windows, [KindJobObject]: host/launch's Job Object.
+//   - macOS and other Unixes, [KindProcessGroup]: the process group,
+//     registered with the supervisor (below) for host death.
+//   - Windows, [KindJobObject]: a Job Object with kill-on-close, which
+//     Windows ends when the host's handle closes (even on a kill).
+//
+// [Cell.Prepare] is the one place a child gets its process group, its
+// Pdeathsig (Linux) or CREATE_NEW_PROCESS_GROUP (Windows): host/launch,
+// sdk/launcher.StartCommand and host/pluginhost all start children
+// through a cell.
 //
 // # Toolgate SIGKILLed
 //
-// On Linux a supervisor ends what toolgate started when toolgate cannot:
-// the same binary, re-executed through /proc/self/exe with
-// TOOLGATE_CONTAIN_ROLE=supervisor (an init function here catches it
-// before main runs, in any binary that links this package), in a process
-// group of its own, reading a pipe whose only writer is toolgate. Cells
-// register and unregister themselves on that pipe. When the pipe reaches
-// EOF while cells are registered, toolgate died: the supervisor kills
-// every registered cgroup (or walks and kills every registered process
-// group's descendants), removes the cgroups and exits. It is the same
-// shape as host/launch's macOS watchdog (EOF on a pipe from the host
-// means the host is gone), one per toolgate process rather than one per
-// server. It runs only while a cell is registered: the last
-// unregistration closes the pipe and reaps it, so it never outlives its
-// work. Between a process's start and its cell's registration (fallback
+// On Linux and macOS a supervisor ends what toolgate started when
+// toolgate cannot: the same binary, re-executed (/proc/self/exe on Linux)
+// with TOOLGATE_CONTAIN_ROLE=supervisor, in a process group of its own,
+// reading a pipe whose only writer is toolgate. Only a binary that calls
+// [RunSupervisorIfAsked] first thing in main becomes one (toolgate, and
+// launcher plugins through launcher.Serve): nothing here runs before
+// main, and in a binary that never calls it cells still contain but no
+// supervisor starts. Cells register and unregister themselves on that
+// pipe. When the pipe reaches EOF while cells are registered, toolgate
+// died: the supervisor kills every registered cgroup (or walks and kills
+// every registered process group's descendants; macOS: SIGKILLs every
+// registered group), removes the cgroups and exits. There is one per
+// toolgate process, not one per server. It runs only while a cell is
+// registered: the last unregistration closes the pipe and reaps it, so it
+// never outlives its work. Between a process's start and its cell's registration (fallback
 // only; cgroups are registered before the start) there is a window of
 // microseconds.
 //

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -118,10 +119,14 @@ func (m *Manager) makeRootLocked() error {
 }
 
 // probeClone3 starts this binary as a probe (it exits at once, see
-// init) straight into dir. Seccomp profiles (Docker's default) and kernels
+// RunSupervisorIfAsked) straight into dir; a binary that does not call
+// that entry point is never probed. Seccomp profiles (Docker's default) and kernels
 // before 5.7 refuse clone3's CLONE_INTO_CGROUP; cells then move the child
 // in by writing cgroup.procs right after it starts.
 func probeClone3(dir string) bool {
+	if !supervisable.Load() {
+		return false // the binary would not recognise the probe role
+	}
 	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false
@@ -200,10 +205,16 @@ func (m *Manager) NewCell(name string) (*Cell, error) {
 // Kind is the containment this cell uses.
 func (c *Cell) Kind() Kind { return c.kind }
 
-// Prepare makes the child start inside the cell's cgroup (clone3). Call
-// it on the child's SysProcAttr right before starting it.
-func (c *Cell) Prepare(attr *syscall.SysProcAttr) {
-	if attr != nil && c.fd >= 0 {
+// Prepare sets up cmd to be started into the cell, right before it is
+// started: a process group of its own, SIGKILL when the thread that
+// starts it ends (Pdeathsig; the caller chooses that thread, see
+// host/launch's spawner), and the cell's cgroup from the first
+// instruction (clone3), where the kernel allows.
+func (c *Cell) Prepare(cmd *exec.Cmd) {
+	attr := sysProcAttr(cmd)
+	attr.Setpgid = true
+	attr.Pdeathsig = syscall.SIGKILL
+	if c.fd >= 0 {
 		attr.UseCgroupFD = true
 		attr.CgroupFD = c.fd
 		c.intoCg = true
@@ -419,5 +430,39 @@ func waitGone(pids []int, d time.Duration) {
 			}
 		}
 		_ = unix.Close(fd)
+	}
+}
+
+// endAll kills the registered cgroups and process groups (with every
+// descendant a walk finds) and removes the cgroups.
+func endAll(cgroups map[string]bool, groups map[int]bool) {
+	parents := map[string]bool{}
+	for dir := range cgroups {
+		_ = killCgroup(dir)
+	}
+	for dir := range cgroups {
+		_ = waitCgroupEmpty(dir, stopTimeout, func() error { return killCgroup(dir) })
+		_ = removeCgroup(dir)
+		parents[filepath.Dir(dir)] = true
+	}
+	for dir := range parents {
+		if strings.HasPrefix(filepath.Base(dir), "toolgate-") {
+			_ = removeCgroup(dir) // fails while another cell of a live toolgate uses it
+		}
+	}
+	if len(groups) == 0 {
+		return
+	}
+	fam := newFamily()
+	for pgid := range groups {
+		fam.addGroup(pgid)
+	}
+	deadline := time.Now().Add(stopTimeout)
+	for time.Now().Before(deadline) {
+		sent, _ := fam.signal(syscall.SIGKILL, 0)
+		if len(sent) == 0 {
+			return
+		}
+		waitGone(sent, time.Until(deadline))
 	}
 }

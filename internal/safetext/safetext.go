@@ -1,9 +1,11 @@
 package safetext
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -74,7 +76,27 @@ func unsafeRune(r rune, keepLayout bool) bool {
 	if keepLayout && (r == '\n' || r == '\t') {
 		return false
 	}
-	return unicode.IsControl(r) || isBidiControl(r) || r == '\u2028' || r == '\u2029'
+	return unicode.IsControl(r) || Invisible(r)
+}
+
+// Invisible reports the characters that change how text reads without
+// showing themselves, and that encoding/json leaves raw: the
+// bidirectional controls, the line and paragraph separators, and the
+// other format characters (Unicode category Cf: zero-width space, word
+// joiner, BOM, soft hyphen, the tag characters that can smuggle hidden
+// ASCII). Zero-width joiner and non-joiner are kept: scripts such as
+// Persian and Devanagari and emoji sequences need them to render right.
+// It is the one definition every output format uses (Line, Block, JSON).
+func Invisible(r rune) bool {
+	switch {
+	case r < 0x80:
+		return false
+	case r == '\u200c', r == '\u200d':
+		return false
+	case r == '\u2028', r == '\u2029', isBidiControl(r):
+		return true
+	}
+	return unicode.Is(unicode.Cf, r)
 }
 
 // isBidiControl reports the Unicode bidirectional formatting characters:
@@ -91,25 +113,31 @@ func isBidiControl(r rune) bool {
 	return false
 }
 
-// JSON rewrites, inside encoded JSON, the bidirectional controls and line
-// separators that encoding/json leaves raw into \u escapes. The value
-// the JSON encodes is unchanged; a reader that views the file (an audit
-// log opened in a terminal or editor) sees the escape instead of text
-// that reads backwards. Control characters are escaped by encoding/json
-// already.
+// JSON rewrites, inside encoded JSON, the invisible characters (see
+// Invisible) that encoding/json leaves raw into \u escapes. The value
+// the JSON encodes is unchanged; a reader that views the output (an
+// audit log opened in a terminal or editor, `toolgate tools --json`)
+// sees the escape instead of text that reads backwards or hides words.
+// Control characters are escaped by encoding/json already. Characters
+// past U+FFFF are written as the UTF-16 surrogate pair JSON requires.
 func JSON(b []byte) []byte {
-	s := string(b)
-	if strings.IndexFunc(s, isBidiControl) < 0 {
+	if bytes.IndexFunc(b, Invisible) < 0 {
 		return b
 	}
-	var out strings.Builder
-	out.Grow(len(s) + 16)
-	for _, r := range s {
-		if isBidiControl(r) {
+	var out bytes.Buffer
+	out.Grow(len(b) + 16)
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		switch {
+		case !Invisible(r):
+			out.Write(b[:size])
+		case r > 0xffff:
+			hi, lo := utf16.EncodeRune(r)
+			fmt.Fprintf(&out, `\u%04x\u%04x`, hi, lo)
+		default:
 			fmt.Fprintf(&out, `\u%04x`, r)
-			continue
 		}
-		out.WriteRune(r)
+		b = b[size:]
 	}
-	return []byte(out.String())
+	return out.Bytes()
 }

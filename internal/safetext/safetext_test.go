@@ -21,6 +21,9 @@ func TestLineAndBlock(t *testing.T) {
 		{"iso\u2066late\u2069 mark\u200f", `iso\u2066late\u2069 mark\u200f`, `iso\u2066late\u2069 mark\u200f`},
 		{"para\u2028sep", `para\u2028sep`, `para\u2028sep`},
 		{"bad\xffutf8", `bad\xffutf8`, `bad\xffutf8`},
+		{"zero\u200bwidth\u2060join\ufeffbom\u00adshy", `zero\u200bwidth\u2060join\ufeffbom\u00adshy`, `zero\u200bwidth\u2060join\ufeffbom\u00adshy`},
+		{"tag\U000E0041s", `tag\ue0041s`, `tag\ue0041s`},
+		{"می\u200cخواهم 👩\u200d💻", "می\u200cخواهم 👩\u200d💻", "می\u200cخواهم 👩\u200d💻"},
 	} {
 		if got := Line(tc.in); got != tc.line {
 			t.Errorf("Line(%q) = %q, want %q", tc.in, got, tc.line)
@@ -44,6 +47,17 @@ func TestJSONKeepsTheValue(t *testing.T) {
 	var back map[string]string
 	if err := json.Unmarshal(safe, &back); err != nil || back["tool"] != in["tool"] {
 		t.Errorf("round trip = %v, %v; want the same value", back, err)
+	}
+	hidden, err := json.Marshal("zero\u200bwidth tag\U000E0041 joiner👩\u200d💻")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(JSON(hidden)), `"zero\u200bwidth tag\udb40\udc41 joiner👩`+"\u200d"+`💻"`; got != want {
+		t.Errorf("JSON = %s, want %s", got, want)
+	}
+	var s string
+	if err := json.Unmarshal(JSON(hidden), &s); err != nil || s != "zero\u200bwidth tag\U000E0041 joiner👩\u200d💻" {
+		t.Errorf("round trip = %q, %v", s, err)
 	}
 	if plain := []byte(`{"a":"b"}`); &JSON(plain)[0] != &plain[0] {
 		t.Error("JSON copied text that needed no change")

@@ -6,33 +6,35 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
 )
 
-// Packages maps a binary name to the package that builds it.
-var Packages = map[string]string{
-	"toolgate":           "./host/cmd/toolgate",
-	"mcp-demo":           "./testplugins/mcp-demo",
-	"conformance-client": "./testplugins/conformance-client",
-	"bare-gateway":       "./testplugins/bare-gateway",
-	// go-sdk's conformance fixture server, built from the module cache at
-	// the go.mod version.
-	"testplugins/everything-server": "github.com/modelcontextprotocol/go-sdk/conformance/everything-server",
-	// Plugins, as `make build` lays them out under bin/.
-	"plugins/toolgate-hook-policy":   "./plugins/hooks/policy",
-	"plugins/toolgate-hook-command":  "./plugins/hooks/command",
-	"plugins/toolgate-guardian":      "./plugins/guardian",
-	"plugins/toolgate-launcher-exec": "./plugins/launcher-exec",
-	"testplugins/hook-allow":         "./testplugins/plugins/hook-allow",
-	"testplugins/hook-deny":          "./testplugins/plugins/hook-deny",
-	"testplugins/hook-slow":          "./testplugins/plugins/hook-slow",
-	"testplugins/hook-crash":         "./testplugins/plugins/hook-crash",
-	"testplugins/hook-garbage":       "./testplugins/plugins/hook-garbage",
-	"testplugins/launcher-local":     "./testplugins/plugins/launcher-local",
-}
+// packages maps a binary name to the package that builds it, read from
+// binaries.list at the repository root: the list `make build` and the
+// container image build from, so a test builds what users run.
+var packages = sync.OnceValues(func() (map[string]string, error) {
+	list := filepath.Join(Root(), "binaries.list")
+	b, err := os.ReadFile(list)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for i, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		if len(f) < 2 {
+			return nil, fmt.Errorf("%s:%d: want \"name package [image]\", got %q", list, i+1, line)
+		}
+		m[f[0]] = f[1]
+	}
+	return m, nil
+})
 
 var (
 	mu      sync.Mutex
@@ -64,9 +66,13 @@ func path(name string) (string, error) {
 		built[name] = p
 		return p, nil
 	}
-	pkg, ok := Packages[name]
+	pkgs, err := packages()
+	if err != nil {
+		return "", err
+	}
+	pkg, ok := pkgs[name]
 	if !ok {
-		return "", fmt.Errorf("no package known for binary %q; add it to testbin.Packages", name)
+		return "", fmt.Errorf("no package known for binary %q; add it to binaries.list", name)
 	}
 	if tempDir == "" {
 		d, err := os.MkdirTemp("", "toolgate-testbin-")

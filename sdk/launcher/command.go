@@ -18,19 +18,18 @@ import (
 // returns it as a [Process], ready to be returned from [Launcher.Start].
 // cmd.Stdin, cmd.Stdout and cmd.Stderr must be nil.
 //
-// On Linux the process gets its own process group, which Signal targets as
-// a whole (so an npx or uv wrapper's real server ends too), and SIGKILL
-// when the plugin dies (Pdeathsig; Linux ties it to the forking thread,
-// which the Go runtime keeps unless a goroutine exits while locked to it).
-// When the process exits, the rest of its group gets SIGTERM. Elsewhere
-// Signal targets the process only.
-//
-// On Linux the process also gets a containment cell of its own
-// (internal/contain: a cgroup v2 under the plugin's own cgroup, or a
-// descendant walk as child subreaper): Signal reaches what it started
-// even outside its group (setsid), and once it has exited and been
-// reaped, what it left gets two seconds after the SIGTERM and is then
-// killed, so nothing it started outlives it.
+// The process gets a containment cell of its own (internal/contain, the
+// same as the host's servers get): its own process group and, if the
+// plugin dies, SIGKILL (Linux: Pdeathsig, tied to the forking thread,
+// which the Go runtime keeps unless a goroutine exits while locked to it;
+// macOS: the plugin's supervisor, see [RunSupervisorIfAsked]; Windows: a
+// Job Object). On Linux Signal targets the group as a whole (so an npx or
+// uv wrapper's real server ends too) and, through the cell (a cgroup v2
+// under the plugin's own cgroup, or a descendant walk as child
+// subreaper), what it started outside its group (setsid); when the
+// process exits, the rest of its group gets SIGTERM, two seconds, then
+// SIGKILL, so nothing it started outlives it. Elsewhere Signal targets
+// the process only.
 //
 // Its stdio are *os.File pipes, so the shim can pass them to a host on
 // the same machine (see [Process]).
@@ -61,13 +60,13 @@ func StartCommand(cmd *exec.Cmd) (Process, error) {
 		return nil, &StartError{Kind: KindOther, Message: fmt.Sprintf("creating pipes: %v", err)}
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = files[0], files[3], files[5]
-	setProcAttr(cmd)
-	// A cell of its own (Linux: a cgroup, or the subreaper's walk; see
-	// internal/contain) holds whatever the process starts, even what
-	// leaves its group. A weaker cell still works, so its error is not
-	// fatal; the plugin process is itself in the host's cell.
+	// A cell of its own (internal/contain: its process group, and on
+	// Linux a cgroup or the subreaper's walk, on Windows a Job Object)
+	// holds whatever the process starts, even what leaves its group. A
+	// weaker cell still works, so its error is not fatal; the plugin
+	// process is itself in the host's cell.
 	cell, _ := contain.Default().NewCell(filepath.Base(cmd.Path))
-	cell.Prepare(cmd.SysProcAttr)
+	cell.Prepare(cmd)
 	if err := cmd.Start(); err != nil {
 		closeAll()
 		_ = cell.Close()

@@ -9,14 +9,6 @@ import (
 	"unsafe"
 )
 
-func setProcAttr(cmd *exec.Cmd) {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Setpgid = true
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-}
-
 // signalLocked signals the child's process group; the caller holds p.mu
 // and has checked that the child is not reaped, so the group id still
 // names the child's group.

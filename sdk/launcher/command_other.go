@@ -9,8 +9,6 @@ import (
 	"syscall"
 )
 
-func setProcAttr(*exec.Cmd) {}
-
 // signalLocked signals the child only: without Linux's process-group and
 // wait-without-reaping guarantees, the group is not signalled.
 func (p *commandProcess) signalLocked(sig Signal) error {

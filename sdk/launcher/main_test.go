@@ -22,6 +22,7 @@ import (
 const helperEnv = "TOOLGATE_SDK_LAUNCHER_HELPER"
 
 func TestMain(m *testing.M) {
+	launcher.RunSupervisorIfAsked()
 	if mode := os.Getenv(helperEnv); mode != "" {
 		os.Exit(runHelper(mode))
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
+	"github.com/toolgate/toolgate/internal/contain"
 	"github.com/toolgate/toolgate/sdk"
 	"github.com/toolgate/toolgate/sdk/internal/pb/launcherv1"
 	"github.com/toolgate/toolgate/sdk/internal/pb/pluginv1"
@@ -24,8 +25,18 @@ const CapabilityLaunch = "launch"
 // Call it from main, and write nothing to stdout before: the first line on
 // stdout is go-plugin's handshake.
 func Serve(impl Launcher) {
+	RunSupervisorIfAsked()
 	plugin.Serve(ServeConfig(impl))
 }
+
+// RunSupervisorIfAsked is the entry point of the supervisor that ends the
+// processes [StartCommand] started if the plugin is killed (Linux, macOS;
+// Windows needs none). [Serve] calls it first; a plugin that serves
+// through [ServeConfig] calls it first thing in main. When the process
+// was started as that supervisor it does the job and exits; otherwise it
+// returns at once. Nothing in this package runs before main: a binary
+// that does not call it has no supervisor.
+func RunSupervisorIfAsked() { contain.RunSupervisorIfAsked() }
 
 // ServeConfig is the go-plugin configuration [Serve] uses.
 func ServeConfig(impl Launcher) *plugin.ServeConfig {

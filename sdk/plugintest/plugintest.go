@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 
+	"github.com/toolgate/toolgate/internal/contain"
 	"github.com/toolgate/toolgate/sdk"
 	"github.com/toolgate/toolgate/sdk/guardian"
 	"github.com/toolgate/toolgate/sdk/hook"
@@ -133,7 +134,11 @@ func StartBinary(t testing.TB, path string, kind sdk.Kind, opts BinaryOptions) (
 	}
 	cmd := exec.Command(path)
 	cmd.Env = append(append(os.Environ(), opts.Env...), sdk.EnvLogLevel+"="+opts.LogLevel)
-	setPdeathsig(cmd)
+	// A cell (internal/contain) makes the plugin die with the test
+	// binary, even if the test binary is killed (go-plugin alone would
+	// leave it running), and holds what the plugin starts.
+	cell, _ := contain.Default().NewCell("plugintest")
+	cell.Prepare(cmd)
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
 		VersionedPlugins: plugins,
@@ -144,8 +149,16 @@ func StartBinary(t testing.TB, path string, kind sdk.Kind, opts BinaryOptions) (
 		StartTimeout:     opts.StartTimeout,
 		GRPCDialOptions:  wire.DialOptions(),
 	})
-	t.Cleanup(client.Kill)
+	t.Cleanup(func() {
+		client.Kill()
+		_ = cell.Close()
+	})
 	rpc, err := client.Client()
+	if cmd.Process != nil {
+		if cerr := cell.Started(cmd.Process.Pid); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("starting plugin %s: %w", path, err)
 	}

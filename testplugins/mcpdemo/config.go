@@ -61,10 +61,19 @@ type Config struct {
 	SleepForever         bool // hidden: what the --spawn-child grandchild runs
 	// FamilyPidFile: --spawn-family writes the pids of the server, its
 	// three group children and the setsid grandchild here.
-	FamilyPidFile    string
-	FamilyParent     bool // hidden: the --spawn-family child that starts the setsid grandchild
-	StrayResponses   bool
-	BadTools         bool
+	FamilyPidFile  string
+	FamilyParent   bool // hidden: the --spawn-family child that starts the setsid grandchild
+	StrayResponses bool
+	BadTools       bool
+	// LeakSecrets: leak_secrets returns SecretCanaries and prints them
+	// to stderr; DeepSchema: tools/list also lists deep_schema with an
+	// input schema that many levels deep (stdio); DeepResult: deep_result
+	// returns structuredContent nested that deep; HugeDescriptions:
+	// three tools with 4 MiB descriptions.
+	LeakSecrets      bool
+	DeepSchema       int
+	DeepResult       int
+	HugeDescriptions bool
 	ListChangedStorm time.Duration // 0: off
 
 	// Observability and capabilities.
@@ -151,6 +160,10 @@ func newFlagSet(cfg *Config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.SpawnChild, "spawn-child", false, "start a long-sleeping child in the same process group and print \"child pid N\" to stderr")
 	fs.BoolVar(&cfg.StrayResponses, "stray-responses", false, "stdio: after every response, also write a response with \"id\": null and a response-shaped message without an id (both answer nothing)")
 	fs.BoolVar(&cfg.BadTools, "bad-tools", false, "stdio: every tools/list answer also lists a tool named 5 (a number), one whose name holds a lone UTF-16 surrogate, and a second tool named echo")
+	fs.BoolVar(&cfg.LeakSecrets, "leak-secrets", false, "register leak_secrets, which prints fake credentials of every well-known format (AWS key, ghp_, github_pat_, xoxb-, JWT, Bearer, PEM private key) to stderr and returns them")
+	fs.IntVar(&cfg.DeepSchema, "deep-schema", 0, "stdio: every tools/list answer also lists deep_schema, whose input schema nests `LEVELS` object levels (each two JSON levels)")
+	fs.IntVar(&cfg.DeepResult, "deep-result", 0, "register deep_result, whose structuredContent nests `DEPTH` JSON levels")
+	fs.BoolVar(&cfg.HugeDescriptions, "huge-descriptions", false, "register huge_1, huge_2 and huge_3, each with a 4 MiB description")
 	fs.DurationVar(&cfg.ListChangedStorm, "list-changed-storm", 0, "stdio: once notifications/initialized arrives, send notifications/tools/list_changed every `INTERVAL` (e.g. 5ms) until the session ends")
 	fs.BoolVar(&cfg.SleepForever, sleepForeverFlag, false, "internal: sleep until killed (the --spawn-child child)")
 	fs.StringVar(&cfg.FamilyPidFile, "spawn-family", "", "start three long-sleeping children in the server's process group, the first of which starts a grandchild in a session of its own (setsid), and append the line \"SERVER CHILD CHILD CHILD GRANDCHILD\" (pids) to `FILE` (Unix)")
@@ -190,6 +203,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("validate flags: --crash-after %d is negative; pass 1 or more", c.CrashAfter)
 	case c.ExitImmediately > 255:
 		return fmt.Errorf("validate flags: --exit-immediately %d is not an exit status; pass 0..255", c.ExitImmediately)
+	case c.DeepSchema < 0 || c.DeepResult < 0:
+		return fmt.Errorf("validate flags: --deep-schema %d / --deep-result %d is negative; pass 0 (off) or more", c.DeepSchema, c.DeepResult)
 	case c.ListChangedStorm < 0:
 		return fmt.Errorf("validate flags: --list-changed-storm %s is negative; pass an interval such as 5ms", c.ListChangedStorm)
 	case c.Name == "":

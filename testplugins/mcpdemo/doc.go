@@ -162,6 +162,16 @@
 //	--bad-tools           stdio: every tools/list answer also lists a tool whose
 //	                      name is the number 5, one whose name holds a lone
 //	                      UTF-16 surrogate (\ud800), and a second "echo".
+//	--leak-secrets        register leak_secrets: prints [SecretCanaries] (fake
+//	                      AWS key, ghp_, github_pat_, xoxb-, JWT, Bearer and
+//	                      PEM private key) to stderr and returns them as text.
+//	--deep-schema LEVELS  stdio: every tools/list answer also lists deep_schema,
+//	                      whose input schema nests LEVELS object levels
+//	                      ([DeepSchema]; each level is two JSON levels).
+//	--deep-result DEPTH   register deep_result, whose structuredContent nests
+//	                      DEPTH JSON levels ([DeepValue]).
+//	--huge-descriptions   register huge_1, huge_2 and huge_3, each with a
+//	                      4 MiB description ([HugeDescriptionBytes]).
 //	--list-changed-storm INTERVAL
 //	                      stdio: once notifications/initialized arrives, send
 //	                      notifications/tools/list_changed every INTERVAL

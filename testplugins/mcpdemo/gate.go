@@ -56,15 +56,18 @@ const badTools = `{"name":5,"inputSchema":{"type":"object"}},` +
 	`{"name":"lone\ud800surrogate","inputSchema":{"type":"object"}},` +
 	`{"name":"echo","description":"a second echo","inputSchema":{"type":"object"}}`
 
-// strayWriter is the stdio writer under --stray-responses and --bad-tools:
+// strayWriter is the stdio writer under --stray-responses, --bad-tools
+// and --deep-schema:
 // they need bytes go-sdk cannot encode. go-sdk writes one message per
 // Write, so each is handled whole, and the lock keeps concurrent writes
 // from interleaving.
 type strayWriter struct {
-	mu       sync.Mutex
-	w        io.WriteCloser
-	strays   bool
-	badTools bool
+	mu     sync.Mutex
+	w      io.WriteCloser
+	strays bool
+	// extraTools are raw tool objects (comma-separated) added first to
+	// every tools/list answer: --bad-tools, --deep-schema.
+	extraTools string
 }
 
 func (s *strayWriter) Write(p []byte) (int, error) {
@@ -73,10 +76,10 @@ func (s *strayWriter) Write(p []byte) (int, error) {
 	msg, derr := jsonrpc.DecodeMessage(bytes.TrimSpace(p))
 	resp, isResp := msg.(*jsonrpc.Response)
 	out := p
-	if derr == nil && isResp && s.badTools {
+	if derr == nil && isResp && s.extraTools != "" {
 		if i := bytes.Index(resp.Result, []byte(`"tools":[`)); i >= 0 {
 			at := i + len(`"tools":[`)
-			result := append(append(append([]byte(nil), resp.Result[:at]...), badTools+","...), resp.Result[at:]...)
+			result := append(append(append([]byte(nil), resp.Result[:at]...), s.extraTools+","...), resp.Result[at:]...)
 			line, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: resp.ID, Result: result})
 			if err != nil {
 				return 0, err

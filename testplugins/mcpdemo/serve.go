@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,8 +24,15 @@ const maxHTTPBody = 64 << 20
 // peer closes r (EOF: returns nil) or ctx ends (returns ctx.Err()). Under
 // --ignore-sigterm EOF does not end it; only ctx does.
 func (d *Demo) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
-	if d.cfg.StrayResponses || d.cfg.BadTools {
-		w = &strayWriter{w: w, strays: d.cfg.StrayResponses, badTools: d.cfg.BadTools}
+	if d.cfg.StrayResponses || d.cfg.BadTools || d.cfg.DeepSchema > 0 {
+		var extra []string
+		if d.cfg.BadTools {
+			extra = append(extra, badTools)
+		}
+		if d.cfg.DeepSchema > 0 {
+			extra = append(extra, deepSchemaTool(d.cfg.DeepSchema))
+		}
+		w = &strayWriter{w: w, strays: d.cfg.StrayResponses, extraTools: strings.Join(extra, ",")}
 	}
 	t := d.GateTransport(&mcp.IOTransport{Reader: r, Writer: w})
 	ss, err := d.server.Connect(ctx, t, nil)

@@ -26,8 +26,9 @@ func ConnectorMeta() map[string]any {
 
 // HostileText is what --hostile-text puts in a stderr line, a tool's
 // description and its result: a screen clear, a window-title escape, a
-// NUL, a bidi override (U+202E) that makes "exe.txt" read "txt.exe".
-const HostileText = "hostile \x1b[2J\x1b[H clear, \x1b]0;pwned\x07 title, nul \x00, override \u202etxt.exe"
+// NUL, a bidi override (U+202E) that makes "exe.txt" read "txt.exe", and
+// a zero-width space.
+const HostileText = "hostile \x1b[2J\x1b[H clear, \x1b]0;pwned\x07 title, nul \x00, override \u202etxt.exe, zero\u200bwidth"
 
 // HostileToolName is the tool --hostile-text adds: its name carries a
 // screen clear and a bidi override (go-sdk logs that the name is invalid
@@ -168,6 +169,7 @@ func (d *Demo) registerTools() {
 			Meta:        mcp.Meta{"ui": map[string]any{"visibility": []any{"app"}}},
 		}), okHandler("hidden_tool"))
 	}
+	d.registerAdversarialTools()
 	if d.cfg.AnnotationMatrix {
 		for _, c := range annotationMatrix() {
 			d.server.AddTool(d.decorate(&mcp.Tool{

@@ -19,8 +19,7 @@
 // description word), with the server's instructions indexed once per
 // server and weighted down, plus, for query words no tool contains,
 // vocabulary words one edit away, plus synonyms from a small hand-written
-// table of general tool vocabulary (and, off by default, a WordNet
-// thesaurus). Above every text score sit the tools the query names:
+// table of general tool vocabulary. Above every text score sit the tools the query names:
 // the whole query spelling a tool's raw name, "server name" or flat name
 // with any separators or case (tier 2), one edit away from one, or
 // naming one inside a longer query or inside punctuation (tier 1). A list

@@ -44,12 +44,6 @@ type Options struct {
 	// general tool vocabulary (get/fetch/retrieve, image/picture/photo,
 	// delete/remove/erase …), at a lower weight. See synonymGroups.
 	Synonyms bool
-	// Thesaurus expands query words, like Synonyms, with their synonyms
-	// in a general English thesaurus drawn from WordNet, keeping the
-	// senses of each word up to this rank (1: its most common sense
-	// only). 0 turns it off; DefaultOptions leaves it off (see
-	// docs/performance.md: it bought nothing measurable).
-	Thesaurus int
 	// NGrams adds a score over character trigrams of words, which matches
 	// abbreviations and partial words ("img", "elicit" in "elicitation").
 	NGrams bool
@@ -102,11 +96,7 @@ func DefaultOptions() Options {
 const (
 	typoWeight    = 0.7
 	synonymWeight = 0.5
-	// thesaurusWeight is a WordNet synonym's weight, the hand-written
-	// table's: on the tuning set 0.3 changed nothing and 0.5 one query.
-	// Where both tables relate two words, the higher weight counts.
-	thesaurusWeight = 0.5
-	ngramWeight     = 0.3
+	ngramWeight   = 0.3
 	// instructionWeight is a server-instruction word's weight with
 	// Options.FieldWeights; a word of the tool's own text counts 1.
 	instructionWeight = 0.25
@@ -258,7 +248,7 @@ func Build(docs []Doc, opts Options) *Index {
 		ix.grams = grams.finish(opts.K1, opts.B)
 		ix.gramTerms = gramDict.ids
 	}
-	if opts.Synonyms || opts.Thesaurus > 0 {
+	if opts.Synonyms {
 		ix.synonyms = buildSynonyms(ix.terms, opts)
 	}
 	if opts.NameMatch {
@@ -305,9 +295,9 @@ func eachGram(word string, fn func(gram string)) {
 	}
 }
 
-// buildSynonyms resolves the synonym tables to indexed terms; a group
+// buildSynonyms resolves the synonym table to indexed terms; a group
 // word that no document uses cannot help ranking and is left out. Where
-// both tables relate two words, the higher weight counts.
+// two groups relate two words, the higher weight counts.
 func buildSynonyms(terms map[string]uint32, opts Options) map[string][]weightedTerm {
 	out := map[string][]weightedTerm{}
 	add := func(groups [][]string, weight float64) {
@@ -339,9 +329,6 @@ func buildSynonyms(terms map[string]uint32, opts Options) map[string][]weightedT
 	}
 	if opts.Synonyms {
 		add(synonymGroups(), synonymWeight)
-	}
-	if opts.Thesaurus > 0 {
-		add(thesaurusGroups(opts.Thesaurus), thesaurusWeight)
 	}
 	for _, ts := range out {
 		slices.SortFunc(ts, func(a, b weightedTerm) int { return cmp.Compare(a.term, b.term) })

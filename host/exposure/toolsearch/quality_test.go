@@ -279,10 +279,6 @@ func TestQualityAblation(t *testing.T) {
 		{"default − typos", with(def, func(o *Options) { o.Typos = false })},
 		{"default − synonyms", with(def, func(o *Options) { o.Synonyms = false })},
 		{"default + n-grams", with(def, func(o *Options) { o.NGrams = true })},
-		{"default + thesaurus rank 1", with(def, func(o *Options) { o.Thesaurus = 1 })},
-		{"default + thesaurus rank 2", with(def, func(o *Options) { o.Thesaurus = 2 })},
-		{"default + thesaurus rank 3", with(def, func(o *Options) { o.Thesaurus = 3 })},
-		{"default + thesaurus rank 5", with(def, func(o *Options) { o.Thesaurus = 5 })},
 		{"default − fill", with(def, func(o *Options) { o.Fill = false })},
 		{"default, name/property weight 1", with(def, func(o *Options) { o.NameWeight, o.PropertyWeight = 1, 1 })},
 	}

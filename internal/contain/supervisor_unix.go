@@ -1,3 +1,5 @@
+//go:build unix
+
 package contain
 
 import (
@@ -7,22 +9,37 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
+	"runtime"
 	"strconv"
-	"strings"
 	"syscall"
-	"time"
 )
 
-// init turns a re-executed binary into the supervisor (or the clone3
-// probe) before anything else of the program runs.
-func init() {
+// RunSupervisorIfAsked is the explicit entry point of the supervisor: a
+// binary whose processes start children in cells calls it first thing in
+// main (toolgate does; launcher.Serve does for launcher plugins; test
+// binaries do in TestMain). When this process was started as a
+// supervisor (or as the clone3 probe, Linux) it does that job and exits;
+// otherwise it returns at once and marks the binary as one that may be
+// re-executed for the job. A binary that never calls it gets no
+// supervisor: its cells still contain, but do not outlive its SIGKILL.
+func RunSupervisorIfAsked() {
 	switch os.Getenv(roleEnv) {
 	case "supervisor":
 		os.Exit(runSupervisor(os.Stdin))
 	case "probe":
 		os.Exit(0)
 	}
+	supervisable.Store(true)
+}
+
+// selfExe is the path that re-executes this binary: /proc/self/exe on
+// Linux (immune to the file being replaced meanwhile), else the path the
+// OS reports.
+func selfExe() (string, error) {
+	if runtime.GOOS == "linux" {
+		return "/proc/self/exe", nil
+	}
+	return os.Executable()
 }
 
 // supervisorConn is toolgate's end of the supervisor: the write end of
@@ -36,6 +53,9 @@ type supervisorConn struct {
 // registerLocked tells the supervisor about a cell ("c <cgroup dir>" or
 // "g <pgid>"), starting it first if none runs. m.mu is held.
 func (m *Manager) registerLocked(line string) error {
+	if !supervisable.Load() {
+		return nil // this binary did not call RunSupervisorIfAsked
+	}
 	if m.sup == nil {
 		s, err := startSupervisor(nil)
 		if err != nil {
@@ -88,11 +108,15 @@ func (m *Manager) unregisterLocked(line string) error {
 
 // startSupervisor starts a supervisor that already holds lines.
 func startSupervisor(lines map[string]bool) (*supervisorConn, error) {
+	exe, err := selfExe()
+	if err != nil {
+		return nil, err
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command("/proc/self/exe")
+	cmd := exec.Command(exe)
 	cmd.Args = []string{"toolgate-supervisor"}
 	cmd.Env = []string{roleEnv + "=supervisor"}
 	cmd.Dir = "/"
@@ -157,38 +181,4 @@ func runSupervisor(in io.Reader) int {
 	}
 	endAll(cgroups, groups)
 	return 0
-}
-
-// endAll kills the registered cgroups and process groups (with every
-// descendant a walk finds) and removes the cgroups.
-func endAll(cgroups map[string]bool, groups map[int]bool) {
-	parents := map[string]bool{}
-	for dir := range cgroups {
-		_ = killCgroup(dir)
-	}
-	for dir := range cgroups {
-		_ = waitCgroupEmpty(dir, stopTimeout, func() error { return killCgroup(dir) })
-		_ = removeCgroup(dir)
-		parents[filepath.Dir(dir)] = true
-	}
-	for dir := range parents {
-		if strings.HasPrefix(filepath.Base(dir), "toolgate-") {
-			_ = removeCgroup(dir) // fails while another cell of a live toolgate uses it
-		}
-	}
-	if len(groups) == 0 {
-		return
-	}
-	fam := newFamily()
-	for pgid := range groups {
-		fam.addGroup(pgid)
-	}
-	deadline := time.Now().Add(stopTimeout)
-	for time.Now().Before(deadline) {
-		sent, _ := fam.signal(syscall.SIGKILL, 0)
-		if len(sent) == 0 {
-			return
-		}
-		waitGone(sent, time.Until(deadline))
-	}
 }

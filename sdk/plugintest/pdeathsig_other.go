@@ -1,7 +1,0 @@
-//go:build !linux
-
-package plugintest
-
-import "os/exec"
-
-func setPdeathsig(*exec.Cmd) {}

@@ -69,16 +69,41 @@ ssh-client: ## make sure the OpenSSH client the ssh executor test drives is inst
 		exit 1; \
 	fi
 
+# The approvals browser test (host/inbox) drives headless Chromium. Fresh
+# Debian images lack it: as root with apt-get it is installed, anywhere
+# else a missing Chromium/Chrome stops make test here (macOS and Windows
+# CI runners have Chrome; TOOLGATE_CHROME names another executable).
+.PHONY: chromium
+chromium: ## make sure the Chromium the approvals browser test drives is installed
+	@if [ -n "$${TOOLGATE_CHROME:-}" ] || command -v chromium >/dev/null || command -v chromium-browser >/dev/null || \
+		command -v google-chrome >/dev/null || command -v google-chrome-stable >/dev/null || \
+		[ -x "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome" ] || \
+		[ -x "/c/Program Files/Google/Chrome/Application/chrome.exe" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "apt-get install chromium (for the approvals browser test)"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get install -y --no-install-recommends chromium >/dev/null 2>&1 || \
+			{ apt-get update >/dev/null && apt-get install -y --no-install-recommends chromium; }; \
+	else \
+		echo "the approvals browser test needs Chromium or Chrome: install chromium (Debian/Ubuntu: apt-get install chromium) or Google Chrome, or set TOOLGATE_CHROME to its executable, then rerun" >&2; \
+		exit 1; \
+	fi
+
+# Test artifacts (the approvals inbox screenshot) go to bin/artifacts.
+ARTIFACTS := $(BIN)/artifacts
+
 .PHONY: test
-test: build interop ssh-client ## run every test with the race detector (builds binaries and referees first); lists skipped tests at the end
+test: build interop ssh-client chromium ## run every test with the race detector (builds binaries and referees first); lists skipped tests at the end
 	@# deploy/validate is a module of its own (k8s.io/api stays out of
 	@# toolgate's graph): decode and cross-check the Kubernetes manifests.
 	cd deploy/validate && $(GO) test -race -timeout $(TEST_TIMEOUT) $(TESTFLAGS) ./...
 	@# -json through internal/testsummary: the output of a plain go test
 	@# (ok/FAIL lines, failures, races), then every skipped test and why.
 	@# The exit status stays go test's (pipefail).
-	TOOLGATE_BIN=$(BIN) TOOLGATE_TESTPLUGINS_DIR=$(BIN)/testplugins TOOLGATE_INTEROP=$(CURDIR)/$(INTEROP) \
+	@echo "test artifacts go to $(ARTIFACTS): the approvals inbox screenshot is $(ARTIFACTS)/approvals-inbox.png"
+	TOOLGATE_BIN=$(BIN) TOOLGATE_TESTPLUGINS_DIR=$(BIN)/testplugins TOOLGATE_INTEROP=$(CURDIR)/$(INTEROP) TOOLGATE_ARTIFACTS=$(ARTIFACTS) \
 		$(GO) test -race -json -timeout $(TEST_TIMEOUT) $(TESTFLAGS) ./... | $(GO) run ./internal/testsummary
+	@echo "screenshot of the approvals inbox: $(ARTIFACTS)/approvals-inbox.png"
 
 # The tests that need containment by cgroup v2 (they skip elsewhere, and
 # make test lists them at the end). test-cgroup runs them with

@@ -151,6 +151,32 @@ type Asker interface {
 // approver; Elicit turns it into a decline.
 var ErrNobodyToAsk = errors.New("nobody to ask")
 
+// NobodyToAsk is an [ErrNobodyToAsk] that knows what this user can do
+// instead. Front ends where "run toolgate in an interactive terminal"
+// does not apply (toolgate serve) return it, and the denial text then
+// says Next instead of the terminal's advice.
+type NobodyToAsk struct {
+	// Why no human could be asked.
+	Why string
+	// Next is what the user can do, with the exact config lines.
+	Next string
+}
+
+func (e *NobodyToAsk) Error() string { return ErrNobodyToAsk.Error() + ": " + e.Why }
+func (e *NobodyToAsk) Unwrap() error { return ErrNobodyToAsk }
+
+// AskerDenial is returned by an [Asker] that reached a human some other
+// way than a prompt it waits on (package inbox: a browser, the terminal,
+// a chat message), or that parked the call for later: Text is the denial
+// the model receives, and says what the user can do next. By names who
+// decided ("user", or the approver).
+type AskerDenial struct {
+	By   string
+	Text string
+}
+
+func (d *AskerDenial) Error() string { return d.Text }
+
 // HookDecision is a PermissionRequest hook's answer. The zero value is "no
 // decision".
 type HookDecision int

@@ -397,10 +397,18 @@ func (p *Procedure) askUser(ctx context.Context, r Request) Decision {
 		Question: question(r.Server, r.Tool),
 		Choices:  choices,
 	})
+	var (
+		denial *AskerDenial
+		nobody *NobodyToAsk
+	)
 	switch {
 	case err == nil:
+	case errors.As(err, &denial):
+		return p.decided(r, Decision{Step: StepUser, By: denial.By, Text: denial.Text}, "", "")
 	case ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return p.decided(r, Decision{Step: StepUser, By: byUser, Text: TextUserCancelled}, "", "")
+	case errors.As(err, &nobody):
+		return p.decided(r, Decision{Step: StepUser, By: byHost, Text: nobodyToAskNextText(nobody)}, "", "")
 	case errors.Is(err, ErrNobodyToAsk):
 		return p.decided(r, Decision{Step: StepUser, By: byHost, Text: nobodyToAskText(r.Server, r.Tool, err.Error())}, "", "")
 	default:

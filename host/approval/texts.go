@@ -61,6 +61,12 @@ func nobodyToAskText(server, tool, why string) string {
 		why, tool, config.ModeApprove, server)
 }
 
+// nobodyToAskNextText is the denial for a front end that said what this
+// user can do instead of asking.
+func nobodyToAskNextText(n *NobodyToAsk) string {
+	return "MCP tool call denied: approval was required, but nobody could be asked (" + n.Why + "). " + n.Next
+}
+
 func askFailedText(err error) string {
 	return fmt.Sprintf("MCP tool call denied: the approval prompt failed (%v)", err)
 }

@@ -6,14 +6,17 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strings"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/host"
+	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/gateway"
+	"github.com/toolgate/toolgate/host/inbox"
 	"github.com/toolgate/toolgate/host/manager"
 	"github.com/toolgate/toolgate/host/reload"
 	"github.com/toolgate/toolgate/host/tokenauth"
@@ -125,7 +128,9 @@ func (g *globals) serve(cmd *cobra.Command, httpAddr, metricsAddr string, watch 
 	g.tuneGC()
 	ctx := cmd.Context()
 	log := g.logger()
-	gw := gateway.New(gateway.Options{Logger: log, DrainGrace: cfg.Serve.Ops.DrainGrace})
+	held := inbox.New(inbox.Options{Logger: log})
+	defer held.Close()
+	gw := gateway.New(gateway.Options{Logger: log, DrainGrace: cfg.Serve.Ops.DrainGrace, Inbox: held})
 	ops, err := g.startOps(ctx, cfg.Serve.Ops, metricsAddr, gw)
 	if err != nil {
 		_ = gw.Close()
@@ -141,7 +146,7 @@ func (g *globals) serve(cmd *cobra.Command, httpAddr, metricsAddr string, watch 
 		Asker:           gw,
 		AskerIsUpstream: true,
 		Manager:         manager.Options{ServerLog: gw.ForwardLog, ResourceUpdated: gw.ForwardResourceUpdated, Sample: gw.Sample},
-		Sinks:           ops.sinks,
+		Sinks:           append(ops.sinks, held),
 	})
 	if err != nil {
 		_ = gw.Close()
@@ -151,6 +156,7 @@ func (g *globals) serve(cmd *cobra.Command, httpAddr, metricsAddr string, watch 
 	// before the host stops the servers and plugins.
 	defer h.Close()
 	defer gw.Close()
+	held.Attach(func() *config.Inbox { return h.Config().Approval.Inbox }, h.Bus)
 	if err := gw.Attach(h); err != nil {
 		return attachError(err)
 	}
@@ -183,7 +189,7 @@ func (g *globals) serve(cmd *cobra.Command, httpAddr, metricsAddr string, watch 
 		fmt.Fprintln(g.io.Err, summary+" over stdio; stop with Ctrl-C or by closing stdin")
 		err = g.serveStdio(serveCtx, gw)
 	} else {
-		err = g.serveHTTP(serveCtx, gw, endpoint, summary)
+		err = g.serveHTTP(serveCtx, gw, held, endpoint, summary)
 	}
 	if cause := context.Cause(serveCtx); cause != nil && !errors.Is(cause, context.Canceled) && ctx.Err() == nil {
 		return cause // a required server failed, or two tools got one name
@@ -237,7 +243,7 @@ func (g *globals) runReloads(ctx context.Context, h *host.Host, watch bool, log 
 
 // serveHTTP listens at endpoint, tells the user where to connect, and
 // serves Streamable HTTP until ctx ends.
-func (g *globals) serveHTTP(ctx context.Context, gw *gateway.Gateway, endpoint *gateway.Endpoint, summary string) error {
+func (g *globals) serveHTTP(ctx context.Context, gw *gateway.Gateway, held *inbox.Inbox, endpoint *gateway.Endpoint, summary string) error {
 	ln, err := gateway.Listen(endpoint)
 	if err != nil {
 		return exit(ExitFailure, fmt.Errorf("listen on %s: %w (is another toolgate serve running? pick another port with --http)", endpoint.Addr, err))
@@ -247,6 +253,10 @@ func (g *globals) serveHTTP(ctx context.Context, gw *gateway.Gateway, endpoint *
 		fmt.Fprintf(g.io.Err, "%s at %s on the unix socket %s (Streamable HTTP; mode 0600: only you can connect)\n", summary, url, endpoint.Addr)
 	} else {
 		fmt.Fprintf(g.io.Err, "%s at %s (Streamable HTTP)\n", summary, url)
+	}
+	held.SetBaseURL(strings.TrimSuffix(url, gateway.Path))
+	if held.Enabled() {
+		fmt.Fprintf(g.io.Err, "  approvals: %s (calls that need a human are held there)\n", held.URL())
 	}
 	g.printTryIt(endpoint, url)
 	fmt.Fprintln(g.io.Err, "  stop with Ctrl-C")

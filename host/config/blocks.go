@@ -79,6 +79,77 @@ func (l *loader) approval(d *decoder, r *rawApproval) {
 		l.guardianAttr = r.Guardian
 	}
 	l.reviewerAttr, l.approvalRange = r.Reviewer, r.DeclRange
+	if r.Inbox != nil {
+		a.Inbox = d.inbox(r.Inbox)
+	}
+}
+
+// inbox reads approval { inbox { ... } }.
+func (d *decoder) inbox(r *rawInbox) *Inbox {
+	in := &Inbox{Mode: InboxHold, Timeout: DefaultInboxTimeout, Expiry: DefaultInboxExpiry}
+	modes := []string{string(InboxHold), string(InboxRetry)}
+	if v, ok := d.enum(r.Mode, "inbox mode", modes); ok {
+		in.Mode = InboxMode(v)
+	}
+	if v, ok := d.duration(r.Timeout); ok {
+		in.Timeout = v
+	}
+	if v, ok := d.duration(r.Expiry); ok {
+		in.Expiry = v
+	}
+	if v, ok := d.nonEmptyString(r.URL); ok {
+		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			d.errorf(r.URL.Range, "Invalid inbox url", "url must be the http(s) base URL approvers reach toolgate serve at, such as \"https://toolgate.example.com\"; %q is not.", v)
+		} else {
+			in.URL = strings.TrimSuffix(v, "/")
+		}
+	}
+	if v, ok := d.stringList(r.Approvers); ok {
+		in.Approvers = v
+		d.principals(r.Approvers, v)
+	}
+	in.SeparateApprover = d.bool(r.SeparateApprover, false)
+	for _, rr := range r.Routes {
+		rt := InboxRoute{To: RouteClient}
+		rt.Servers, _ = d.stringList(rr.Servers)
+		rt.Tools, _ = d.stringList(rr.Tools)
+		if v, ok := d.stringList(rr.Callers); ok {
+			rt.Callers = v
+			d.principals(rr.Callers, v)
+		}
+		if v, ok := d.enum(rr.To, "inbox route", []string{RouteInbox, RouteClient}); ok {
+			rt.To = v
+		}
+		if v, ok := d.enum(rr.Mode, "inbox mode", modes); ok {
+			rt.Mode = InboxMode(v)
+		}
+		in.Routes = append(in.Routes, rt)
+	}
+	if r.Notify != nil {
+		n := &InboxNotify{}
+		if v, ok := d.nonEmptyString(r.Notify.URL); ok {
+			if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				d.errorf(r.Notify.URL.Range, "Invalid notify url", "url must be an http(s) URL to post pending approvals to; %q is not.", v)
+			}
+			n.URL = v
+		} else if r.Notify.URL == nil {
+			d.errorf(r.Notify.DeclRange, "Missing notify url", "A notify block needs url = \"https://…\", the webhook each new pending approval is posted to.")
+		}
+		n.Headers, _ = d.stringMap(r.Notify.Headers)
+		in.Notify = n
+	}
+	return in
+}
+
+// principals checks approver and caller patterns: "sub:…", "group:…" or
+// "email:…".
+func (d *decoder) principals(a *hcl.Attribute, v []string) {
+	for _, p := range v {
+		kind, name, ok := strings.Cut(p, ":")
+		if !ok || name == "" || (kind != "sub" && kind != "group" && kind != "email") {
+			d.errorf(a.Range, "Invalid principal", "%s entries must be \"sub:<subject>\", \"group:<group>\" or \"email:<address>\" of an OAuth caller; %q is not.", a.Name, p)
+		}
+	}
 }
 
 func (l *loader) exposure(d *decoder, r *rawExposure) {

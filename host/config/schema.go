@@ -46,7 +46,35 @@ type rawApproval struct {
 	Permissions *hcl.Attribute `hcl:"permissions,optional"`
 	Reviewer    *hcl.Attribute `hcl:"reviewer,optional"`
 	Guardian    *hcl.Attribute `hcl:"guardian,optional"`
+	Inbox       *rawInbox      `hcl:"inbox,block"`
 	DeclRange   hcl.Range      // set by the loader
+}
+
+type rawInbox struct {
+	Mode             *hcl.Attribute  `hcl:"mode,optional"`
+	Timeout          *hcl.Attribute  `hcl:"timeout,optional"`
+	Expiry           *hcl.Attribute  `hcl:"expiry,optional"`
+	URL              *hcl.Attribute  `hcl:"url,optional"`
+	Approvers        *hcl.Attribute  `hcl:"approvers,optional"`
+	SeparateApprover *hcl.Attribute  `hcl:"separate_approver,optional"`
+	Routes           []rawInboxRoute `hcl:"route,block"`
+	Notify           *rawInboxNotify `hcl:"notify,block"`
+	DeclRange        hcl.Range       `hcl:",def_range"`
+}
+
+type rawInboxRoute struct {
+	Servers   *hcl.Attribute `hcl:"servers,optional"`
+	Tools     *hcl.Attribute `hcl:"tools,optional"`
+	Callers   *hcl.Attribute `hcl:"callers,optional"`
+	To        *hcl.Attribute `hcl:"to,optional"`
+	Mode      *hcl.Attribute `hcl:"mode,optional"`
+	DeclRange hcl.Range      `hcl:",def_range"`
+}
+
+type rawInboxNotify struct {
+	URL       *hcl.Attribute `hcl:"url,optional"`
+	Headers   *hcl.Attribute `hcl:"headers,optional"`
+	DeclRange hcl.Range      `hcl:",def_range"`
 }
 
 type rawExposure struct {

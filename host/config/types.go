@@ -109,6 +109,85 @@ type Approval struct {
 	// Guardian names the plugin block of kind guardian used when Reviewer
 	// is guardian. Empty means "the only guardian plugin configured".
 	Guardian string
+	// Inbox holds calls for a human to answer from a browser, the
+	// terminal or a chat message when the upstream client of toolgate
+	// serve cannot be asked (package inbox). nil = no inbox.
+	Inbox *Inbox
+}
+
+// InboxMode is how a call waits for its held approval.
+type InboxMode string
+
+const (
+	// InboxHold keeps the MCP call open (with progress notifications)
+	// until the approval is answered or times out.
+	InboxHold InboxMode = "hold"
+	// InboxRetry answers at once with a tool error naming the pending
+	// approval; the same call made again after approval runs.
+	InboxRetry InboxMode = "retry"
+)
+
+// Inbox routes: where the user step of approval goes.
+const (
+	RouteInbox  = "inbox"
+	RouteClient = "client"
+)
+
+// Defaults of the inbox block.
+const (
+	DefaultInboxTimeout = 10 * time.Minute
+	DefaultInboxExpiry  = time.Hour
+)
+
+// Inbox is approval { inbox { ... } }.
+type Inbox struct {
+	// Mode is the default way to hold (hold unless set).
+	Mode InboxMode
+	// Timeout is how long a held call waits (hold mode) before it is
+	// denied; DefaultInboxTimeout unless set.
+	Timeout time.Duration
+	// Expiry is how long a pending or approved-but-unused approval lives
+	// (retry mode); DefaultInboxExpiry unless set.
+	Expiry time.Duration
+	// URL is the base URL approvers reach serve at, for the links in
+	// denial texts and notifications; "" = serve's own listen URL.
+	URL string
+	// Approvers, when set, are the only identities that may answer:
+	// "sub:<subject>", "group:<group>" or "email:<address>" of the OAuth
+	// caller (serve { auth }). Empty = whoever authenticates as the
+	// gateway does (its static token, or loopback without one).
+	Approvers []string
+	// SeparateApprover forbids answering one's own call (four-eyes).
+	SeparateApprover bool
+	// Routes choose, per server, tool or caller, whether the human is
+	// asked through the inbox even when the client could be asked, and
+	// the mode. First match wins.
+	Routes []InboxRoute
+	// Notify posts each new pending approval to a webhook; nil = none.
+	Notify *InboxNotify
+}
+
+// InboxRoute is one route { } block of the inbox. Empty lists match
+// everything; a call matches when every non-empty list has it.
+type InboxRoute struct {
+	Servers []string
+	// Tools are raw tool names, or "server/tool".
+	Tools []string
+	// Callers are "sub:…", "group:…" or "email:…".
+	Callers []string
+	// To is RouteInbox (always hold in the inbox) or RouteClient (ask the
+	// client when it can; the default).
+	To string
+	// Mode overrides the inbox's mode for matching calls; "" = inherit.
+	Mode InboxMode
+}
+
+// InboxNotify is the inbox's webhook.
+type InboxNotify struct {
+	URL string
+	// Headers are sent with each post (e.g. Authorization); their values
+	// are secrets and never logged.
+	Headers map[string]string
 }
 
 // ApprovalMode is a per-server or per-tool approval mode.

@@ -265,6 +265,40 @@ type SamplingRequest struct {
 
 func (SamplingRequest) Kind() string { return "sampling_request" }
 
+// Held-approval actions (package inbox).
+const (
+	HeldPending  = "pending"  // a call waits for an approver
+	HeldApproved = "approved" // an approver allowed it
+	HeldDenied   = "denied"   // an approver denied it
+	HeldRefused  = "refused"  // an answer was refused (not an approver, own call, already answered)
+	HeldExpired  = "expired"  // nobody answered in time
+	HeldUsed     = "used"     // the approved call ran (approvals are single-use)
+)
+
+// HeldApproval records one step in the life of a held approval
+// (approval { inbox }): the call it is bound to, the binding hash, and
+// for answers who answered. The audit log therefore shows, for every
+// call a human approved from a browser, the terminal or a chat message,
+// the approver's identity, the approval id and the exact call it covered.
+type HeldApproval struct {
+	At time.Time `json:"at"`
+	Call
+	ApprovalID string `json:"approval_id"`
+	// Binding is the hash the approval is bound to: server, tool,
+	// definition hash, canonical arguments hash and caller.
+	Binding string `json:"binding"`
+	Action  string `json:"action"` // pending | approved | denied | refused | expired | used
+	// Scope is "once" or "session" for approvals.
+	Scope string `json:"scope,omitempty"`
+	// Approver names who answered; ApproverCaller is their OAuth
+	// identity when they authenticated with one.
+	Approver       string           `json:"approver,omitempty"`
+	ApproverCaller *identity.Caller `json:"approver_caller,omitempty"`
+	Reason         string           `json:"reason,omitempty"`
+}
+
+func (HeldApproval) Kind() string { return "held_approval" }
+
 // ShadowDecision is what a shadow hook (mode = "shadow") answered for a
 // call the enforced chain had decided: recorded beside the real decision,
 // never applied. Differs is set when the hook allowed what was denied or

@@ -179,10 +179,14 @@ func TestClientWithoutElicitationGetsADenialThatSaysHowToApprove(t *testing.T) {
 			if !res.IsError {
 				t.Fatalf("the call ran without approval: %s", text(res))
 			}
-			for _, want := range []string{"does not support elicitation", "permission hook", `reviewer = "guardian"`, `approval_mode = "approve"`} {
+			for _, want := range []string{"does not support elicitation", "an inbox {} block", "/approvals", "permission hook", `reviewer = "guardian"`, `approval_mode = "approve"`} {
 				if !strings.Contains(text(res), want) {
 					t.Errorf("denial lacks %q: %s", want, text(res))
 				}
+			}
+			// Advice for a terminal does not fit a gateway's user.
+			if strings.Contains(text(res), "interactive terminal") {
+				t.Errorf("the serve denial tells the user to use a terminal: %s", text(res))
 			}
 			if got := serverCalls(t, f.calls); len(got) != 0 {
 				t.Errorf("the server was contacted: %v", got)

@@ -44,14 +44,48 @@ func (g *Gateway) AskApproval(ctx context.Context, p approval.Prompt) (approval.
 	if c == nil || c.s.id != p.SessionID {
 		return approval.ChoiceDecline, fmt.Errorf("%w: the call did not come from an upstream MCP client of toolgate serve", approval.ErrNobodyToAsk)
 	}
-	if why := c.s.cannotAsk(c.ss, "form"); why != "" {
-		return approval.ChoiceDecline, fmt.Errorf("%w: %s", approval.ErrNobodyToAsk, why)
+	why := c.s.cannotAsk(c.ss, "form")
+	// ---- Held approvals (package inbox): the one place the user step
+	// goes to the inbox instead of the client (no elicitation, or a
+	// route { to = "inbox" }).
+	if in := g.opts.Inbox; in != nil && in.Handles(p, why == "") {
+		return in.Ask(ctx, p, c.waiting())
+	}
+	// ----
+	if why != "" {
+		return approval.ChoiceDecline, &approval.NobodyToAsk{Why: why, Next: g.nextSteps(p)}
 	}
 	res, err := c.elicit(ctx, approvalForm(p, c.tool.name))
 	if err != nil {
 		return approval.ChoiceDecline, fmt.Errorf("ask the upstream MCP client: %w", err)
 	}
 	return choiceOf(res, p.Choices), nil
+}
+
+// nextSteps is what a user of toolgate serve can do when nobody could be
+// asked about p: hold such calls in the inbox, or decide without a human.
+func (g *Gateway) nextSteps(p approval.Prompt) string {
+	at := "at /approvals of toolgate serve"
+	if g.opts.Inbox != nil {
+		at = "at " + g.opts.Inbox.URL()
+	}
+	return fmt.Sprintf("To approve such calls from a browser, the terminal or a chat message, add an inbox {} block, on a line of its own, inside the approval block "+
+		"of toolgate's configuration: they are then held %s until someone approves them. "+
+		"Or let a permission hook or the Guardian reviewer (approval { reviewer = \"guardian\" }) decide, "+
+		"or allow this tool without asking by adding tool %q { approval_mode = %q } to the server %q block.",
+		at, p.Tool, "approve", p.Server)
+}
+
+// waiting reports to the client, while its call is held for approval,
+// that it waits and where: as progress (under the call's progress token,
+// so clients show it and do not time out) and as a log message.
+func (c *call) waiting() func(string) {
+	var n float64
+	return func(msg string) {
+		n++
+		c.queueProgress(&mcp.ProgressNotificationParams{Message: msg, Progress: n})
+		c.queueLog(&mcp.LoggingMessageParams{Level: "notice", Logger: "toolgate", Data: msg})
+	}
 }
 
 // Elicit forwards a downstream server's elicitation to the upstream

@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/host"
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/exposure"
+	"github.com/toolgate/toolgate/host/inbox"
 	"github.com/toolgate/toolgate/host/internal/slogbridge"
 	"github.com/toolgate/toolgate/host/internal/warnlimit"
 	"github.com/toolgate/toolgate/host/mcpclient"
@@ -58,6 +59,10 @@ type Options struct {
 	// in flight finish before it ends every session (see Drain). 0 ends
 	// them at once.
 	DrainGrace time.Duration
+	// Inbox holds calls whose user step cannot go to the client (or that
+	// a route sends there) for a human to answer from /approvals, the CLI
+	// or a webhook; nil = no inbox, such calls are denied.
+	Inbox *inbox.Inbox
 }
 
 // ErrNotAttached is returned by the Serve methods before Attach succeeded:

@@ -17,7 +17,9 @@ import (
 
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/identity"
+	"github.com/toolgate/toolgate/host/inbox"
 	"github.com/toolgate/toolgate/host/internal/slogbridge"
+	"github.com/toolgate/toolgate/host/tokenauth"
 )
 
 // Path is where the Streamable HTTP endpoint is served.
@@ -140,6 +142,8 @@ func isLoopbackHost(host string) bool {
 type guard struct {
 	e    *Endpoint
 	next http.Handler
+	// selfAuth: next checks credentials itself (the approvals page).
+	selfAuth bool
 }
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -153,7 +157,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("Forbidden: Origin %q may not call this toolgate gateway", origin), http.StatusForbidden)
 		return
 	}
-	if g.e.tokenSum != nil && !g.authorized(r) {
+	if g.e.tokenSum != nil && !g.selfAuth && !g.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate"`)
 		http.Error(w, fmt.Sprintf("Unauthorized: send the token from $%s as Authorization: Bearer <token>", g.e.TokenEnvVar), http.StatusUnauthorized)
 		return
@@ -210,7 +214,45 @@ func (g *Gateway) Handler(e *Endpoint) http.Handler {
 	})
 	mux := http.NewServeMux()
 	mux.Handle(Path, g.opening(sdk))
-	return &guard{e: e, next: g.newAuthGuard(e, mux)}
+	api := &guard{e: e, next: g.newAuthGuard(e, mux)}
+	if g.opts.Inbox == nil {
+		return api
+	}
+	// The approvals page authenticates its approvers itself (a browser
+	// sends no bearer header), behind the same Host and Origin checks.
+	page := &guard{e: e, selfAuth: true, next: g.opts.Inbox.Handler(g.approverAuth(e))}
+	top := http.NewServeMux()
+	top.Handle("/", api)
+	top.Handle(inbox.PagePath, page)
+	top.Handle(inbox.PagePath+"/", page)
+	return top
+}
+
+// approverAuth authenticates approvers with what the endpoint has: OAuth
+// access tokens (serve { auth }), else its static token, else (loopback
+// or a unix socket without a token) whoever can reach it.
+func (g *Gateway) approverAuth(e *Endpoint) inbox.Authenticate {
+	var v *tokenauth.Validator
+	if e.Auth != nil {
+		v = tokenauth.New(*e.Auth, tokenauth.Options{Logger: g.log.Named("auth")})
+	}
+	return func(ctx context.Context, token string) (inbox.Approver, error) {
+		switch {
+		case v != nil:
+			c, err := v.Validate(ctx, token)
+			if err != nil {
+				return inbox.Approver{}, fmt.Errorf("an OAuth access token for %s is required: %w", e.Auth.Resource, err)
+			}
+			return inbox.Approver{Name: c.Subject, Caller: c}, nil
+		case e.tokenSum != nil:
+			sum := sha256.Sum256([]byte(token))
+			if subtle.ConstantTimeCompare(sum[:], e.tokenSum) != 1 {
+				return inbox.Approver{}, fmt.Errorf("send the token from $%s", e.TokenEnvVar)
+			}
+			return inbox.Approver{Name: "token holder"}, nil
+		}
+		return inbox.Approver{Name: "local user"}, nil
+	}
 }
 
 // opening builds a session for each request that opens one (a POST

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -114,6 +115,10 @@ func (g *eventGuard) step() error {
 	}
 	if len(frag) > 0 {
 		g.fragment(frag)
+	}
+	if err == nil && g.ev.mode == refusing && g.ev.size > maxDiscardedAnswer {
+		// As on stdio: an answer this long ends the connection.
+		err = fmt.Errorf("reading from the server: an event exceeds %d bytes", maxDiscardedAnswer)
 	}
 	if err != nil {
 		if g.ev.size > 0 {

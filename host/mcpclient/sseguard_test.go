@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/internal/testbin"
 )
@@ -169,5 +168,35 @@ func TestEventGuardPassesEventsVerbatim(t *testing.T) {
 	if got.String() != stream {
 		t.Fatalf("the guard changed the stream: %d bytes in, %d out", len(stream), got.Len())
 	}
-	_ = mcp.DefaultMaxEventSize
+}
+
+// TestEventGuardRefusesAnOverCapAnswer: the event holding the capped
+// call's answer becomes an error response with the event's id: and
+// event: lines, and the stream goes on after it.
+func TestEventGuardRefusesAnOverCapAnswer(t *testing.T) {
+	answer := `{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 300<<10) + `"}]}}`
+	stream := "id: 9\nevent: message\ndata: " + answer + "\n\ndata: {}\n\n"
+	tr := &headerTransport{log: hclog.NewNullLogger(), maxResult: 64 << 10}
+	g := newEventGuard(tr, io.NopCloser(strings.NewReader(stream)), message{Method: "tools/call", ID: json.RawMessage("4")})
+	got, err := io.ReadAll(io.LimitReader(g, 1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, rest, ok := strings.Cut(string(got), "\n\n")
+	if !ok || rest != "data: {}\n\n" {
+		t.Fatalf("the stream after the refused event = %q", rest)
+	}
+	if !strings.HasPrefix(head, "id: 9\nevent: message\ndata: {") {
+		t.Fatalf("the replacement event = %q", head)
+	}
+	var resp struct {
+		ID    int
+		Error struct{ Message string }
+	}
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(head, "id: 9\nevent: message\ndata: ")), &resp); err != nil {
+		t.Fatal(err)
+	}
+	if resp.ID != 4 || !strings.Contains(resp.Error.Message, "max_result_bytes = 65536") {
+		t.Fatalf("the replacement = %+v", resp)
+	}
 }

@@ -125,7 +125,10 @@
 // drains before it ends its sessions: [Gateway.Drain] refuses new
 // sessions ([ErrDraining], HTTP 503), makes [Gateway.Ready] fail, emits
 // events.Draining and waits, up to Options.DrainGrace, for the calls and
-// HTTP requests in flight. Ready also fails while a required server is
+// HTTP requests in flight. Calls still running then are cut: each gets
+// ShutdownCutText and its server notifications/cancelled. Over stdio the
+// session closes only once those answers are written (answeredTransport
+// counts the requests read and not yet answered). Ready also fails while a required server is
 // not ready; toolgate serve answers /readyz with it (package telemetry).
 // The gateway counts nothing for metrics itself: they come from events.
 //

@@ -266,7 +266,8 @@ func (g *Gateway) ServeStdio(ctx context.Context, t mcp.Transport) error {
 	if err != nil {
 		return err
 	}
-	ss, err := s.server.Connect(ctx, t, nil)
+	pending := &pendingAnswers{}
+	ss, err := s.server.Connect(ctx, &answeredTransport{Transport: t, pending: pending}, nil)
 	if err != nil {
 		s.end()
 		return fmt.Errorf("serve MCP over stdio: %w", err)
@@ -276,6 +277,11 @@ func (g *Gateway) ServeStdio(ctx context.Context, t mcp.Transport) error {
 	case <-s.ended:
 	case <-ctx.Done():
 		g.drainFor()
+		// The calls are over (answered or cut); their answers are
+		// written before the session closes its pipe.
+		answered, cancel := context.WithTimeout(g.ctx, answerGrace)
+		pending.wait(answered)
+		cancel()
 		s.end()
 	case <-g.ctx.Done():
 		s.end()

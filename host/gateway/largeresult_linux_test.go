@@ -71,6 +71,9 @@ func peakRSS(tb testing.TB, pid int) int64 {
 // toolgate reads it, so the peak RSS growth of the gateway is reported
 // as a multiple of the cap (target ≤ 4×); a 768 KiB result under the cap
 // is passed on, and its growth is reported as a multiple of the result.
+// Each runs with mcp-demo over stdio and over Streamable HTTP (mcp-demo
+// --http, which answers in event streams: the cap is enforced on the
+// event before go-sdk decodes it).
 //
 //	go test -run '^$' -bench CappedResultRSS -benchtime 5x ./host/gateway/
 func BenchmarkCappedResultRSS(b *testing.B) {
@@ -83,33 +86,40 @@ func BenchmarkCappedResultRSS(b *testing.B) {
 		{"over-cap-10MiB", largeResult, limit},
 		{"under-cap-768KiB", 768 << 10, 768 << 10},
 	} {
-		b.Run(tc.name, func(b *testing.B) {
-			demo := testbin.Path(b, "mcp-demo")
-			cfg := filepath.Join(b.TempDir(), "toolgate.hcl")
-			src := fmt.Sprintf("serve {\n  max_result_bytes = %d\n}\nserver \"demo\" {\n  command = %q\n  default_tools_approval_mode = \"approve\"\n}\n", limit, demo)
-			if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
-				b.Fatal(err)
-			}
-			var growth []float64
-			for b.Loop() {
-				gw := startTarget(b, "gateway", "mcp__demo__big", []string{testbin.Path(b, "toolgate"), "serve", "--http", "127.0.0.1:0", "--config", cfg})
-				gw.waitServed(b)
-				c := newRawClient(b, gw.url)
-				before := peakRSS(b, gw.pid)
-				refused := c.callAllowingError(b, gw.tool, fmt.Sprintf(`{"bytes":%d}`, tc.result))
-				growth = append(growth, float64(peakRSS(b, gw.pid)-before)/float64(tc.per))
-				if refused != (tc.result > limit) {
-					b.Fatalf("a %d-byte result with max_result_bytes = %d: refused = %v", tc.result, limit, refused)
+		for _, down := range []string{"stdio", "sse"} {
+			b.Run(tc.name+"/"+down, func(b *testing.B) {
+				demo := testbin.Path(b, "mcp-demo")
+				where := fmt.Sprintf("command = %q", demo)
+				if down == "sse" {
+					web := startTarget(b, "mcp-demo --http", "big", []string{demo, "--http", "127.0.0.1:0", "--name", "demo"})
+					where = fmt.Sprintf("url = %q", web.url)
 				}
-				if p, err := os.FindProcess(gw.pid); err == nil {
-					_ = p.Signal(os.Interrupt)
+				cfg := filepath.Join(b.TempDir(), "toolgate.hcl")
+				src := fmt.Sprintf("serve {\n  max_result_bytes = %d\n}\nserver \"demo\" {\n  %s\n  default_tools_approval_mode = \"approve\"\n}\n", limit, where)
+				if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
+					b.Fatal(err)
 				}
-			}
-			slices.Sort(growth)
-			b.ReportMetric(growth[len(growth)/2], "rss-growth-ratio-p50")
-			b.ReportMetric(growth[len(growth)-1], "rss-growth-ratio-max")
-			b.ReportMetric(0, "ns/op")
-		})
+				var growth []float64
+				for b.Loop() {
+					gw := startTarget(b, "gateway", "mcp__demo__big", []string{testbin.Path(b, "toolgate"), "serve", "--http", "127.0.0.1:0", "--config", cfg})
+					gw.waitServed(b)
+					c := newRawClient(b, gw.url)
+					before := peakRSS(b, gw.pid)
+					refused := c.callAllowingError(b, gw.tool, fmt.Sprintf(`{"bytes":%d}`, tc.result))
+					growth = append(growth, float64(peakRSS(b, gw.pid)-before)/float64(tc.per))
+					if refused != (tc.result > limit) {
+						b.Fatalf("a %d-byte result with max_result_bytes = %d: refused = %v", tc.result, limit, refused)
+					}
+					if p, err := os.FindProcess(gw.pid); err == nil {
+						_ = p.Signal(os.Interrupt)
+					}
+				}
+				slices.Sort(growth)
+				b.ReportMetric(growth[len(growth)/2], "rss-growth-ratio-p50")
+				b.ReportMetric(growth[len(growth)-1], "rss-growth-ratio-max")
+				b.ReportMetric(0, "ns/op")
+			})
+		}
 	}
 }
 

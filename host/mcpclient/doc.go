@@ -26,7 +26,9 @@
 //     else, with a redacted body preview of at most 8192 bytes); retries
 //     of the handshake and tools/list only ([RetryPolicy]); re-initializing
 //     an expired session once and replaying the request once, shared by
-//     concurrent callers; the OAuth handler asked at most once per request.
+//     concurrent callers; the OAuth handler asked at most once per request;
+//     max_result_bytes and the nesting limit on JSON bodies (http.go) and
+//     on event streams (sseguard.go), before go-sdk decodes either.
 //
 // It must not decide anything: which servers exist, retries across
 // restarts, tool filters and naming belong to the manager and catalog;

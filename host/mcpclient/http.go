@@ -124,6 +124,8 @@ func (c *Client) httpTransport() (mcp.Transport, *headerTransport) {
 		Endpoint:     h.URL,
 		HTTPClient:   hc,
 		OAuthHandler: handler,
+		// An answer under max_result_bytes is not refused for its size.
+		MaxEventSize: maxEventSize(c.opts.MaxResultBytes),
 	}, t
 }
 
@@ -152,7 +154,8 @@ type headerTransport struct {
 	log    hclog.Logger
 	// secrets learns the credentials go-sdk's OAuth handler adds.
 	secrets *Secrets
-	// maxResult caps a JSON answer to tools/call (Options.MaxResultBytes).
+	// maxResult caps the answer to a tools/call, a JSON body or an event
+	// (Options.MaxResultBytes).
 	maxResult int
 	// warns rate-limits the warnings one answer may cause.
 	warns *warnlimit.Limiter
@@ -188,7 +191,7 @@ func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Method != http.MethodPost {
 		resp, err := t.base.RoundTrip(r)
 		if err == nil {
-			t.routeEvents(resp)
+			t.routeEvents(resp, message{})
 		}
 		return resp, err
 	}
@@ -289,7 +292,7 @@ func (t *headerTransport) classify(r *http.Request, body []byte, msg message, re
 	}
 	switch mediaType(resp) {
 	case "text/event-stream":
-		t.routeEvents(resp)
+		t.routeEvents(resp, msg)
 		return resp, nil
 	case "application/json":
 		limit := int64(maxBufferedBody)
@@ -347,9 +350,14 @@ func (t *headerTransport) httpError(r *http.Request, resp *http.Response, proble
 	}
 }
 
-// routeEvents has resp's event stream routed as go-sdk reads it.
-func (t *headerTransport) routeEvents(resp *http.Response) {
-	if t.router != nil && mediaType(resp) == "text/event-stream" {
+// routeEvents has resp's event stream checked (eventGuard: the answer
+// to msg, if any, is capped) and routed (sseRouter) as go-sdk reads it.
+func (t *headerTransport) routeEvents(resp *http.Response, msg message) {
+	if mediaType(resp) != "text/event-stream" {
+		return
+	}
+	resp.Body = newEventGuard(t, resp.Body, msg)
+	if t.router != nil {
 		resp.Body = &sseRouter{body: resp.Body, router: t.router}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"runtime/metrics"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,6 +22,14 @@ import (
 // regression on the hot path.
 const allocMarginOverFloor = 40
 
+// goroutineMarginOverFloor is how many more goroutines per call than the
+// go-sdk floor toolgate's gateway may start: none of its own for a plain
+// call (it runs on go-sdk's request goroutine and starts its forwarder
+// only for progress, log messages or input requests). The half leaves
+// room for a stray background goroutine (a timer firing, the runtime's
+// own), never for one per call.
+const goroutineMarginOverFloor = 0.5
+
 // BenchmarkInProcessCall is one echo call through the gateway served in
 // this process (Streamable HTTP in, stdio mcp-demo out, approval chain
 // on), so that -cpuprofile and -memprofile see the gateway's own work per
@@ -31,8 +40,9 @@ const allocMarginOverFloor = 40
 // The sides run in one loop, a call each in turn: sdk-floor (go-sdk's
 // server and client and nothing else, package sdkfloor), toolgate
 // without and with an audit log. Each reports allocations and bytes per
-// call (the same client on every side, so the differences are the
-// gateways'), and toolgate's allocations over the floor's. Run:
+// call and goroutines started per call (the same client on every side,
+// so the differences are the gateways'), and toolgate's allocations over
+// the floor's. Run:
 //
 //	go test -run '^$' -bench InProcessCall -benchtime 2000x ./host/gateway/
 func BenchmarkInProcessCall(b *testing.B) {
@@ -41,7 +51,7 @@ func BenchmarkInProcessCall(b *testing.B) {
 		cs   *mcp.ClientSession
 		tool string
 
-		mallocs, bytes uint64
+		mallocs, bytes, goroutines uint64
 	}
 	floor := startInProcessFloor(b)
 	sides := []*side{{name: "floor", cs: floor, tool: "echo"}}
@@ -64,12 +74,19 @@ func BenchmarkInProcessCall(b *testing.B) {
 		}
 	}
 	var before, after runtime.MemStats
+	created := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	goroutinesCreated := func() uint64 {
+		metrics.Read(created)
+		return created[0].Value.Uint64()
+	}
 	n := 0
 	for b.Loop() {
 		for _, s := range sides {
+			g0 := goroutinesCreated()
 			runtime.ReadMemStats(&before)
 			call(s)
 			runtime.ReadMemStats(&after)
+			s.goroutines += goroutinesCreated() - g0
 			s.mallocs += after.Mallocs - before.Mallocs
 			s.bytes += after.TotalAlloc - before.TotalAlloc
 		}
@@ -79,10 +96,15 @@ func BenchmarkInProcessCall(b *testing.B) {
 	for _, s := range sides {
 		b.ReportMetric(per(s.mallocs), s.name+"-allocs/call")
 		b.ReportMetric(per(s.bytes), s.name+"-B/call")
+		b.ReportMetric(per(s.goroutines), s.name+"-goroutines/call")
 	}
 	over := per(sides[1].mallocs) - per(sides[0].mallocs)
 	b.ReportMetric(over, "toolgate-allocs-over-floor")
 	b.ReportMetric(per(sides[1].bytes)/per(sides[0].bytes), "toolgate-bytes-vs-floor")
+	if extra := per(sides[1].goroutines) - per(sides[0].goroutines); extra > goroutineMarginOverFloor {
+		b.Errorf("toolgate starts %.2f more goroutines per call than the go-sdk floor (%.2f vs %.2f); a plain call must start none of its own",
+			extra, per(sides[1].goroutines), per(sides[0].goroutines))
+	}
 	if over > allocMarginOverFloor {
 		b.Errorf("toolgate allocates %.0f more per call than the go-sdk floor (%.0f vs %.0f); the margin is %d (allocMarginOverFloor)",
 			over, per(sides[1].mallocs), per(sides[0].mallocs), allocMarginOverFloor)

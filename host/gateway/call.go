@@ -34,12 +34,18 @@ func callFrom(ctx context.Context) *call {
 	return c
 }
 
-// call is one upstream tools/call. Its step runs on its own goroutine so
-// that the request handler (a "round") can keep forwarding what the call
-// produces meanwhile: progress, log messages and input requests. A
-// 2026-07-28 client is asked for input by ending the round with an
-// input-required result; the call then waits for the client to come back
-// with the same requestState, which starts the next round.
+// call is one upstream tools/call.
+//
+// For a client older than 2026-07-28 the step runs on go-sdk's request
+// goroutine (runHere): a plain call costs no goroutine and no hand-off
+// of its own. What the call produces meanwhile (progress, log messages,
+// input requests) is forwarded by a goroutine started on the first of
+// them (startForwarding), which ends with the call.
+//
+// For a 2026-07-28 client the step runs on its own goroutine (run), so
+// that the request handler (a "round") can end with an input-required
+// result while the call goes on; the call then waits for the client to
+// come back with the same requestState, which starts the next round.
 type call struct {
 	s    *session
 	id   string // the requestState handed to a 2026-07-28 client; "" for older clients
@@ -57,7 +63,14 @@ type call struct {
 	// inFlight ends the call's count in the gateway's work in flight.
 	inFlight func()
 	wake     chan struct{} // capacity 1: something was queued for the client
-	done     chan struct{} // closed once result is set
+	done     chan struct{} // closed once result is set; nil for a call run in place
+
+	// ctx is the context of a call run in place (runHere), which its
+	// forwarder sends under; nil for a 2026-07-28 client's call.
+	ctx context.Context
+	// asking counts the input requests the forwarder of a call run in
+	// place has put to its client and not yet seen answered.
+	asking sync.WaitGroup
 
 	// cut is set when shutdown cut the call off (see Gateway.cutCalls).
 	cut atomic.Bool
@@ -80,6 +93,9 @@ type call struct {
 	asked           map[string]*input // put to a 2026-07-28 client, by key
 	nextInput       int
 	abandon         *time.Timer
+	// quit and forwarded are the forwarder of a call run in place: quit
+	// stops it, forwarded is closed when it returned. nil until it starts.
+	quit, forwarded chan struct{}
 }
 
 // input is one request for the upstream client: an elicitation
@@ -96,13 +112,24 @@ type inputReply struct {
 	err error
 }
 
-// start launches the call's step and registers it. It returns nil when
-// the session is closing.
-func (s *session) start(ctx context.Context, req *mcp.CallToolRequest, step *exposure.Step, t *servedTool) *call {
-	// The call outlives one request of a 2026-07-28 client, so its
-	// context does not end with the request; each round ties them again.
-	callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+// start registers the call and returns it with its context and step
+// request. It returns a nil call when the session is closing.
+func (s *session) start(ctx context.Context, req *mcp.CallToolRequest, t *servedTool) (*call, context.Context, exposure.CallRequest) {
 	rounds := speaksRounds(req.Session)
+	var (
+		callCtx context.Context
+		cancel  context.CancelFunc
+	)
+	if rounds {
+		// The call outlives one request of a 2026-07-28 client, so its
+		// context does not end with the request; each round ties them
+		// again.
+		callCtx, cancel = context.WithCancel(context.WithoutCancel(ctx))
+	} else {
+		// The call runs on its request: cancelling the request cancels
+		// the call.
+		callCtx, cancel = context.WithCancel(ctx)
+	}
 	id := ""
 	if rounds {
 		// Only a 2026-07-28 client is ever handed a requestState; the
@@ -119,18 +146,23 @@ func (s *session) start(ctx context.Context, req *mcp.CallToolRequest, step *exp
 		token:          req.Params.GetProgressToken(),
 		cancel:         cancel,
 		wake:           make(chan struct{}, 1),
-		done:           make(chan struct{}),
+	}
+	if rounds {
+		c.done = make(chan struct{})
 	}
 	callCtx = identity.With(context.WithValue(callCtx, callKey{}, c), s.caller)
 	callCtx = identity.WithClient(callCtx, s.client())
 	callCtx = events.WithTraceParent(callCtx, traceParent(req))
 	c.stopped = callCtx.Done()
+	if !rounds {
+		c.ctx = callCtx
+	}
 
 	s.mu.Lock()
 	if s.done {
 		s.mu.Unlock()
 		cancel()
-		return nil
+		return nil, nil, exposure.CallRequest{}
 	}
 	s.calls[c] = struct{}{}
 	// Added under s.mu: end sets done under it before the gateway waits.
@@ -147,8 +179,7 @@ func (s *session) start(ctx context.Context, req *mcp.CallToolRequest, step *exp
 		// A 2026-07-28 client may ask for progress in a later round.
 		cr.OnProgress = c.queueProgress
 	}
-	go c.run(callCtx, step, cr)
-	return c
+	return c, callCtx, cr
 }
 
 // speaksRounds reports whether ss's client takes input-required results
@@ -158,14 +189,44 @@ func speaksRounds(ss *mcp.ServerSession) bool {
 	return p == nil || p.ProtocolVersion >= "2026-07-28"
 }
 
+// run is the goroutine of a 2026-07-28 client's call: it runs the step
+// and hands the answer to the round serving the call then.
 func (c *call) run(ctx context.Context, step *exposure.Step, req exposure.CallRequest) {
 	defer c.s.g.wg.Done()
 	defer c.inFlight()
 	defer c.cancel()
-	var (
-		res *mcp.CallToolResult
-		err error
-	)
+	c.finish(c.execute(ctx, step, req))
+}
+
+// runHere runs the call of a client older than 2026-07-28 on its
+// request's goroutine (reqCtx is the request's context, ctx the call's)
+// and answers it. What is still queued for the client when the step
+// returns is sent before the answer, as a round does.
+func (c *call) runHere(reqCtx, ctx context.Context, step *exposure.Step, req exposure.CallRequest) (*mcp.CallToolResult, error) {
+	defer c.s.g.wg.Done()
+	defer c.inFlight()
+	defer c.cancel()
+	res, err := c.execute(ctx, step, req)
+	c.finish(res, err)
+	c.mu.Lock()
+	quit, forwarded := c.quit, c.forwarded
+	c.mu.Unlock()
+	if quit != nil {
+		close(quit)
+		<-forwarded
+		c.flush(reqCtx, &c.asking)
+	}
+	// Input requests still put to the client end with the call.
+	c.cancel()
+	c.asking.Wait()
+	if err := reqCtx.Err(); err != nil && !c.cut.Load() {
+		return nil, err
+	}
+	return res, err
+}
+
+// execute runs the call's step and unregisters the call.
+func (c *call) execute(ctx context.Context, step *exposure.Step, req exposure.CallRequest) (res *mcp.CallToolResult, err error) {
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
@@ -182,7 +243,7 @@ func (c *call) run(ctx context.Context, step *exposure.Step, req exposure.CallRe
 	c.s.mu.Lock()
 	delete(c.s.calls, c)
 	c.s.mu.Unlock()
-	c.finish(res, err)
+	return res, err
 }
 
 // upstreamResult is what the client receives for a finished step call:
@@ -237,31 +298,67 @@ func (c *call) finish(res *mcp.CallToolResult, err error) {
 	c.finished = true
 	c.result, c.err = res, err
 	c.mu.Unlock()
-	close(c.done)
+	if c.done != nil {
+		close(c.done)
+	}
 }
 
-func (c *call) poke() {
+// queued is called with c.mu held once something was queued for the
+// client. For a call run in place it prepares the forwarder when there
+// is none yet and the call still runs, and then returns true: the caller
+// starts it (startForwarding) after unlocking.
+func (c *call) queued() bool {
+	if c.ctx == nil || c.quit != nil || c.finished {
+		return false
+	}
+	c.quit, c.forwarded = make(chan struct{}), make(chan struct{})
+	return true
+}
+
+// poke wakes whoever forwards for the call, starting the forwarder of a
+// call run in place when queued said so.
+func (c *call) poke(start bool) {
+	if start {
+		go c.forward()
+	}
 	select {
 	case c.wake <- struct{}{}:
 	default:
 	}
 }
 
+// forward is the forwarder of a call run in place: it sends what the
+// call queues until runHere stops it.
+func (c *call) forward() {
+	defer close(c.forwarded)
+	for {
+		select {
+		case <-c.wake:
+			c.flush(c.ctx, &c.asking)
+		case <-c.quit:
+			return
+		}
+	}
+}
+
 // queueProgress runs on the downstream connection's read path, so it
-// only queues; the round sends, under its own request's token.
+// only queues; the round (or the forwarder) sends, under the token of
+// the request serving the call.
 func (c *call) queueProgress(p *mcp.ProgressNotificationParams) {
 	fwd := *p
 	c.mu.Lock()
 	c.progress = appendBounded(c.progress, &fwd, maxQueuedProgress, &c.droppedProgress)
+	start := c.queued()
 	c.mu.Unlock()
-	c.poke()
+	c.poke(start)
 }
 
 func (c *call) queueLog(p *mcp.LoggingMessageParams) {
 	c.mu.Lock()
 	c.logs = appendBounded(c.logs, p, maxQueuedLogs, &c.droppedLogs)
+	start := c.queued()
 	c.mu.Unlock()
-	c.poke()
+	c.poke(start)
 }
 
 // appendBounded appends v to q, dropping (and counting) the oldest entry
@@ -289,8 +386,9 @@ func (c *call) ask(ctx context.Context, params mcp.InputRequest) (mcp.InputRespo
 	c.nextInput++
 	in.key = "toolgate_input_" + strconv.Itoa(c.nextInput)
 	c.inputs = append(c.inputs, in)
+	start := c.queued()
 	c.mu.Unlock()
-	c.poke()
+	c.poke(start)
 	select {
 	case r := <-in.reply:
 		return r.res, r.err

@@ -413,10 +413,14 @@ func (s *session) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if err := checkArguments(p.Arguments); err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
-	c := s.start(ctx, req, step, t)
+	c, callCtx, cr := s.start(ctx, req, t)
 	if c == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the upstream session is closing"}
 	}
+	if !c.inputViaRounds {
+		return c.runHere(ctx, callCtx, step, cr)
+	}
+	go c.run(callCtx, step, cr)
 	return c.round(ctx)
 }
 

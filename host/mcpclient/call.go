@@ -55,7 +55,7 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParams, opts 
 		cp.SetProgressToken(token)
 		p = &cp
 	}
-	if opts.Timeout > 0 {
+	if opts.Timeout > 0 && !deadlineWithin(ctx, opts.Timeout) {
 		var cancel context.CancelCauseFunc
 		ctx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
@@ -109,20 +109,41 @@ func cloneMeta(m mcp.Meta) mcp.Meta {
 	return out
 }
 
+// deadlineWithin reports whether ctx ends, by its deadline, before d
+// has passed. The active time of a call can only run out later than its
+// wall time (it pauses, never speeds up), so such a ctx ends the call
+// first and it needs no timer of its own.
+func deadlineWithin(ctx context.Context, d time.Duration) bool {
+	dl, ok := ctx.Deadline()
+	return ok && time.Until(dl) <= d
+}
+
 // pauseGroup runs the active-time timers of one client's calls and stops
 // them all while any elicitation of that client is pending.
+//
+// The calls share one clock, armed for the earliest deadline: a call
+// whose deadline is later than the armed one (every call of a run with
+// one timeout) starts and stops no runtime timer, so a plain call adds
+// no timer and no poller wake-up. The clock may stay armed after its
+// call ended; when it fires it ends what is due and re-arms for the
+// rest, or for nothing.
 type pauseGroup struct {
 	mu      sync.Mutex
 	pending int
 	timers  map[*activeTimer]struct{}
+	clock   *time.Timer // nil until the first timeout
+	armed   bool        // clock is set to fire at armedAt
+	armedAt time.Time
 }
 
 type activeTimer struct {
 	remaining time.Duration // left when paused
 	started   time.Time     // when the current run began
-	timer     *time.Timer   // nil while paused
+	running   bool          // false while paused
 	fire      func()
 }
+
+func (t *activeTimer) deadline() time.Time { return t.started.Add(t.remaining) }
 
 func (g *pauseGroup) start(d time.Duration, fire func()) *activeTimer {
 	g.mu.Lock()
@@ -133,7 +154,8 @@ func (g *pauseGroup) start(d time.Duration, fire func()) *activeTimer {
 	}
 	g.timers[t] = struct{}{}
 	if g.pending == 0 {
-		t.run()
+		t.started, t.running = time.Now(), true
+		g.arm(t.deadline())
 	}
 	return t
 }
@@ -141,10 +163,64 @@ func (g *pauseGroup) start(d time.Duration, fire func()) *activeTimer {
 func (g *pauseGroup) stop(t *activeTimer) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if t.timer != nil {
-		t.timer.Stop()
-	}
 	delete(g.timers, t)
+}
+
+// arm makes the clock fire no later than when. Called with g.mu held.
+func (g *pauseGroup) arm(when time.Time) {
+	if g.armed && !when.Before(g.armedAt) {
+		return
+	}
+	g.armed, g.armedAt = true, when
+	if g.clock == nil {
+		g.clock = time.AfterFunc(time.Until(when), g.tick)
+		return
+	}
+	g.clock.Reset(time.Until(when))
+}
+
+// tick ends the calls whose active time ran out and re-arms the clock
+// for the earliest of the others.
+func (g *pauseGroup) tick() {
+	g.mu.Lock()
+	g.armed = false
+	if g.pending > 0 {
+		g.mu.Unlock()
+		return // end re-arms
+	}
+	now := time.Now()
+	var (
+		due  []func()
+		next time.Time
+	)
+	for t := range g.timers {
+		if !t.running {
+			continue
+		}
+		if dl := t.deadline(); !dl.After(now) {
+			due = append(due, t.fire)
+			delete(g.timers, t) // fired once; stop has nothing left to do
+		} else if next.IsZero() || dl.Before(next) {
+			next = dl
+		}
+	}
+	if !next.IsZero() {
+		g.arm(next)
+	}
+	g.mu.Unlock()
+	for _, fire := range due {
+		fire()
+	}
+}
+
+// close stops the clock for good (the client closed).
+func (g *pauseGroup) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.clock != nil {
+		g.clock.Stop()
+	}
+	g.armed = false
 }
 
 func (g *pauseGroup) begin() {
@@ -154,11 +230,16 @@ func (g *pauseGroup) begin() {
 	if g.pending > 1 {
 		return
 	}
+	now := time.Now()
 	for t := range g.timers {
-		if t.timer != nil && t.timer.Stop() {
-			t.remaining -= time.Since(t.started)
-			t.timer = nil
+		if t.running {
+			t.remaining -= now.Sub(t.started)
+			t.running = false
 		}
+	}
+	if g.clock != nil && g.armed {
+		g.clock.Stop()
+		g.armed = false
 	}
 }
 
@@ -169,14 +250,11 @@ func (g *pauseGroup) end() {
 	if g.pending > 0 {
 		return
 	}
+	now := time.Now()
 	for t := range g.timers {
-		if t.timer == nil {
-			t.run()
+		if !t.running {
+			t.started, t.running = now, true
+			g.arm(t.deadline())
 		}
 	}
-}
-
-func (t *activeTimer) run() {
-	t.started = time.Now()
-	t.timer = time.AfterFunc(max(t.remaining, 0), t.fire)
 }

@@ -670,6 +670,7 @@ func (c *Client) Close() error {
 	}
 	c.finish(nil)
 	c.wg.Wait()
+	c.pause.close()
 	c.warns.Close()
 	if err != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
 		return fmt.Errorf("closing MCP client for %q: %w", c.name, err)

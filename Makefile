@@ -12,7 +12,7 @@ INTEROP     := testplugins/interop
 # Where make run serves: make run ADDR=127.0.0.1:9000 when 8931 is taken.
 ADDR        ?= 127.0.0.1:8931
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS     := -X $(MODULE)/host/mcpclient.Version=$(VERSION)
+LDFLAGS     := -X $(MODULE)/host/version.Toolgate=$(VERSION)
 # Every OS/architecture toolgate supports: make check builds and vets each,
 # so Linux-only code cannot land unnoticed. Test files are vetted too.
 PLATFORMS   := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64

@@ -84,7 +84,7 @@ type Host struct {
 	cwd     string
 	// plugins runs the plugin blocks (hooks, Guardian, launchers); it
 	// follows reloads itself (see Apply).
-	plugins *pluginhost.Host
+	plugins *pluginhost.Plugins
 	// indexes shares tool_search indexes between steps.
 	indexes exposure.Indexes
 	// embedder is tool_search's semantic ranking (exposure { embeddings });
@@ -281,7 +281,7 @@ func (h *Host) Config() *config.Config {
 
 // Plugins returns the plugin host (hook adapters for the pre- and
 // post-call steps, plugin status).
-func (h *Host) Plugins() *pluginhost.Host { return h.plugins }
+func (h *Host) Plugins() *pluginhost.Plugins { return h.plugins }
 
 // Approval returns the approval procedure in force.
 func (h *Host) Approval() *approval.Procedure {

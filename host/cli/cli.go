@@ -17,7 +17,7 @@ import (
 
 	"github.com/toolgate/toolgate/host/approval"
 	"github.com/toolgate/toolgate/host/config"
-	"github.com/toolgate/toolgate/host/mcpclient"
+	"github.com/toolgate/toolgate/host/version"
 	"github.com/toolgate/toolgate/internal/safetext"
 )
 
@@ -222,7 +222,7 @@ func newVersionCmd(g *globals) *cobra.Command {
 		Short: "Print the toolgate version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(g.io.Out, "toolgate %s\n", mcpclient.Version)
+			fmt.Fprintf(g.io.Out, "toolgate %s\n", version.Toolgate)
 			return nil
 		},
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/gateway"
-	"github.com/toolgate/toolgate/host/mcpclient"
 	"github.com/toolgate/toolgate/host/telemetry"
+	"github.com/toolgate/toolgate/host/version"
 )
 
 // opsTelemetry is what toolgate serve runs for operators: the metrics
@@ -49,7 +49,7 @@ func (g *globals) startOps(ctx context.Context, ops config.ServeOps, addr string
 		fmt.Fprintf(g.io.Err, "toolgate: metrics at http://%s%s, probes at %s and %s\n", ln.Addr(), telemetry.PathMetrics, telemetry.PathHealthz, telemetry.PathReadyz)
 	}
 	if ops.OTLPEndpoint != "" {
-		tp, err := telemetry.NewOTLPProvider(ctx, ops.OTLPEndpoint, mcpclient.Version)
+		tp, err := telemetry.NewOTLPProvider(ctx, ops.OTLPEndpoint, version.Toolgate)
 		if err != nil {
 			o.stop()
 			return nil, exit(ExitFailure, err)

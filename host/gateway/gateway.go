@@ -23,6 +23,7 @@ import (
 	"github.com/toolgate/toolgate/host/internal/slogbridge"
 	"github.com/toolgate/toolgate/host/internal/warnlimit"
 	"github.com/toolgate/toolgate/host/mcpclient"
+	"github.com/toolgate/toolgate/host/version"
 )
 
 // DefaultInputTimeout is how long a call waits for a 2026-07-28 client
@@ -38,7 +39,7 @@ type Options struct {
 	// Logger receives the gateway's logs; nil discards them.
 	Logger hclog.Logger
 	// Implementation identifies the gateway to upstream clients; nil
-	// means toolgate at mcpclient.Version.
+	// means toolgate at version.Toolgate.
 	Implementation *mcp.Implementation
 	// InputTimeout bounds how long a call of a 2026-07-28 client waits,
 	// between two rounds, for the client to retry with the input it was
@@ -137,7 +138,7 @@ func New(opts Options) *Gateway {
 	opts.SessionTimeout = max(opts.SessionTimeout, opts.InputTimeout)
 	impl := opts.Implementation
 	if impl == nil {
-		impl = &mcp.Implementation{Name: "toolgate", Title: "toolgate (governed MCP gateway)", Version: mcpclient.Version}
+		impl = &mcp.Implementation{Name: "toolgate", Title: "toolgate (governed MCP gateway)", Version: version.Toolgate}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Gateway{

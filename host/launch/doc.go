@@ -27,7 +27,8 @@
 //
 // # Termination
 //
-// [Process.Close] follows the MCP stdio shutdown order (shutdownPlan):
+// [Process.Close] follows the MCP stdio shutdown order, which
+// internal/contain's Process.Stop owns for every starter:
 //
 //  1. close the child's stdin;
 //  2. wait up to StdinGrace ([DefaultStdinGrace], 2 s) for the leader to exit;

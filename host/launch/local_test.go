@@ -750,13 +750,3 @@ func BenchmarkLaunchCloseContainment(b *testing.B) {
 		})
 	}
 }
-
-// BenchmarkGroupScan measures one /proc pass looking for live members of a
-// process group, done repeatedly while descendants are given their grace.
-func BenchmarkGroupScan(b *testing.B) {
-	for b.Loop() {
-		if _, err := groupHasOtherMembers(os.Getpid()); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

@@ -218,3 +218,22 @@ func readDirNames(path string) ([]string, error) {
 	defer dir.Close()
 	return dir.Readdirnames(-1)
 }
+
+// parseStat extracts the state and process group from /proc/<pid>/stat:
+// "pid (comm) state ppid pgrp ...". comm may contain spaces and
+// parentheses, so fields are counted after the last ')'.
+func parseStat(stat []byte) (state byte, pgrp int, ok bool) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	fields := bytes.Fields(stat[i+1:])
+	if len(fields) < 3 || len(fields[0]) != 1 {
+		return 0, 0, false
+	}
+	pgrp, err := strconv.Atoi(string(fields[2]))
+	if err != nil {
+		return 0, 0, false
+	}
+	return fields[0][0], pgrp, true
+}

@@ -196,20 +196,6 @@ func TestBuildEnvPerOS(t *testing.T) {
 	}
 }
 
-func TestShutdownPlanPerOS(t *testing.T) {
-	const stdin, term = 2 * time.Second, 3 * time.Second
-	for goos, want := range map[string][]shutdownStep{
-		"linux":   {{closeStdin, stdin}, {termGroup, term}, {killGroup, 0}},
-		"darwin":  {{closeStdin, stdin}, {termGroup, term}, {killGroup, 0}},
-		"windows": {{closeStdin, stdin}, {terminateJob, 0}},
-	} {
-		got := shutdownPlan(goos, stdin, term)
-		if diff := cmp.Diff(want, got, cmp.AllowUnexported(shutdownStep{})); diff != "" {
-			t.Errorf("%s shutdown plan (-want +got):\n%s", goos, diff)
-		}
-	}
-}
-
 func TestBatchCommandLine(t *testing.T) {
 	got, err := batchCommandLine("s", `C:\Windows\system32\cmd.exe`, `C:\node\npx.cmd`, []string{"-y", "@scope/server", "C:\\data dir", ""})
 	if err != nil {

@@ -9,12 +9,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/toolgate/toolgate/internal/contain"
 )
 
 // Launch starts spec's command as a child of the host. The child gets
@@ -58,28 +59,31 @@ func (l *Local) Launch(ctx context.Context, spec Spec) (Process, error) {
 	cmd.Dir = spec.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = pipes.childStdin, pipes.childStdout, pipes.childStderr
 
-	state, err := l.startOS(ctx, spec, path, cmd)
-	pipes.closeChildEnds()
-	if err != nil {
-		pipes.closeParentEnds()
-		return nil, fmt.Errorf("%w %q: run %s: %w", ErrStart, spec.Server, path, err)
-	}
 	p := &localProcess{
 		server:     spec.Server,
-		pid:        cmd.Process.Pid,
-		cmd:        cmd,
-		log:        log.With("pid", cmd.Process.Pid),
+		log:        log,
 		stdinGrace: positiveOr(l.stdinGrace, DefaultStdinGrace),
 		termGrace:  positiveOr(l.termGrace, DefaultTermGrace),
 		stdin:      pipes.stdin,
 		stdout:     pipes.stdout,
 		stderr:     &stderrStream{file: pipes.stderr},
-		osProcess:  state,
-		exited:     make(chan struct{}),
-		done:       make(chan struct{}),
 	}
+	proc, err := l.startOS(ctx, spec, path, cmd, contain.StartOptions{
+		CloseStdin: pipes.stdin.Close,
+		ExitGrace:  p.termGrace,
+		// The reaper may call it before Launch returns: it reads only what
+		// exists before the reaper starts.
+		OnEscalate: func(step contain.Step, after time.Duration) { logEscalation(log, cmd, step, after) },
+		OnExit:     func(state *os.ProcessState, cellErr error) { logExit(log, cmd, state, cellErr) },
+	})
+	pipes.closeChildEnds()
+	if err != nil {
+		pipes.closeParentEnds()
+		return nil, fmt.Errorf("%w %q: run %s: %w", ErrStart, spec.Server, path, err)
+	}
+	p.proc, p.pid = proc, proc.Pid()
+	p.log = log.With("pid", p.pid)
 	p.log.Debug("started server process", "command", path)
-	go p.reap()
 	return p, nil
 }
 
@@ -123,28 +127,22 @@ func closeFiles(files ...*os.File) {
 	}
 }
 
-// localProcess is a child started by Local. What differs per OS (process
-// group on Unix, Job Object on Windows) is in osProcess.
+// localProcess is a child started by Local: its pipes, and its
+// contain.Process, which owns reaping and stopping it on every OS.
 type localProcess struct {
 	// fixed at start
 	server     string
 	pid        int
-	cmd        *exec.Cmd
 	log        hclog.Logger
 	stdinGrace time.Duration
 	termGrace  time.Duration
 	stdin      *os.File
 	stdout     *os.File
 	stderr     *stderrStream
-
-	exited  chan struct{} // closed when the leader has exited (on Linux still a zombie, so its pid still names the group)
-	done    chan struct{} // closed once the leader is reaped; waitErr is set before
-	waitErr error
+	proc       *contain.Process
 
 	closeOnce sync.Once
 	closeErr  error
-
-	*osProcess
 }
 
 var _ Process = (*localProcess)(nil)
@@ -177,22 +175,39 @@ func (p *localProcess) Pid() int { return p.pid }
 
 func (p *localProcess) Wait(ctx context.Context) error {
 	select {
-	case <-p.done:
-		return p.waitErr
+	case <-p.proc.Done():
+		return p.waitErr()
 	default:
 	}
 	select {
-	case <-p.done:
-		return p.waitErr
+	case <-p.proc.Done():
+		return p.waitErr()
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-// Close runs the shutdown sequence of [shutdownPlan]: on Unix close stdin,
-// wait StdinGrace, SIGTERM the group, wait TermGrace, SIGKILL the group. It returns once the leader
-// is reaped (the reaper has by then also ended the rest of the group), and
-// closes stdout so a pending Read returns.
+func (p *localProcess) waitErr() error {
+	if err := p.proc.Err(); err != nil {
+		return fmt.Errorf("run server %q: %w", p.server, err)
+	}
+	return nil
+}
+
+// Kill ends the server and everything it started at once. It does not
+// wait; Close (still needed to release the pipes) or Wait does.
+func (p *localProcess) Kill() error {
+	if err := p.proc.Kill(); err != nil {
+		return fmt.Errorf("server %q: %w", p.server, err)
+	}
+	return nil
+}
+
+// Close stops the server with internal/contain's one escalation (close
+// stdin, StdinGrace, SIGTERM the group and cell, TermGrace, kill them;
+// Windows: terminate the job after StdinGrace). It returns once the
+// leader is reaped and the rest of its cell ended, and closes stdout so
+// a pending Read returns.
 func (p *localProcess) Close() error {
 	p.closeOnce.Do(func() { p.closeErr = p.shutdown() })
 	return p.closeErr
@@ -200,23 +215,9 @@ func (p *localProcess) Close() error {
 
 func (p *localProcess) shutdown() error {
 	var errs []error
-	plan := shutdownPlan(runtime.GOOS, p.stdinGrace, p.termGrace)
-	for i, step := range plan {
-		if i > 0 {
-			level := hclog.Debug
-			if i == len(plan)-1 {
-				level = hclog.Warn
-			}
-			p.log.Log(level, "server still running; escalating shutdown", "step", step.action.String(), "after", plan[i-1].grace)
-		}
-		if err := p.do(step.action); err != nil {
-			errs = append(errs, err)
-		}
-		if step.grace == 0 || p.waitExited(step.grace) {
-			break
-		}
+	if err := p.proc.Stop(context.Background(), p.stdinGrace, p.termGrace); err != nil {
+		errs = append(errs, fmt.Errorf("stop server %q: %w", p.server, err))
 	}
-	<-p.done
 	if err := p.stdout.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 		errs = append(errs, fmt.Errorf("close stdout of server %q: %w", p.server, err))
 	}
@@ -224,31 +225,24 @@ func (p *localProcess) shutdown() error {
 	return errors.Join(errs...)
 }
 
-// closeStdin is the first shutdown step on every OS: EOF on stdin is how
-// the MCP spec asks a stdio server to exit.
-func (p *localProcess) closeStdin() error {
-	if err := p.stdin.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
-		return fmt.Errorf("close stdin of server %q: %w", p.server, err)
+// logEscalation logs each step past the first of a stop (a kill as a
+// warning: the server, or what it started, ignored the gentler ones).
+func logEscalation(log hclog.Logger, cmd *exec.Cmd, step contain.Step, after time.Duration) {
+	level := hclog.Debug
+	if step == contain.StepKill {
+		level = hclog.Warn
 	}
-	return nil
+	log.Log(level, "server or what it started still running; escalating shutdown",
+		"pid", cmd.Process.Pid, "step", step.String(), "after", after)
 }
 
-// waitExited reports whether the leader exits within d.
-func (p *localProcess) waitExited(d time.Duration) bool {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-p.exited:
-		return true
-	case <-timer.C:
-		return false
+// logExit logs the server's end, and what of it could not be ended.
+func logExit(log hclog.Logger, cmd *exec.Cmd, state *os.ProcessState, cellErr error) {
+	log = log.With("pid", cmd.Process.Pid)
+	if cellErr != nil {
+		log.Warn("could not end every process the server started", "error", cellErr)
 	}
-}
-
-func (p *localProcess) setWaitErr(err error) {
-	if err != nil {
-		p.waitErr = fmt.Errorf("run server %q: %w", p.server, err)
-	}
+	log.Debug("server process exited", "status", state.String())
 }
 
 // stderrStream is the host's end of the child's stderr. The reader closes

@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/host/internal/slogbridge"
 	"github.com/toolgate/toolgate/host/internal/warnlimit"
 	"github.com/toolgate/toolgate/host/launch"
+	"github.com/toolgate/toolgate/host/version"
 	"github.com/toolgate/toolgate/internal/safetext"
 )
 
@@ -208,7 +209,7 @@ func New(opts Options) (*Client, error) {
 		}
 	}
 	if opts.ClientInfo == nil {
-		opts.ClientInfo = &mcp.Implementation{Name: "toolgate", Title: "toolgate", Version: Version}
+		opts.ClientInfo = &mcp.Implementation{Name: "toolgate", Title: "toolgate", Version: version.Toolgate}
 	}
 	log := opts.Logger
 	if log == nil {
@@ -246,10 +247,6 @@ func (c *Client) serverLog(p *mcp.LoggingMessageParams) {
 	c.log.Named("server").Info("log message", "level", p.Level, "logger", safetext.Line(p.Logger),
 		"data", string(safetext.JSON([]byte(c.secrets.RedactRecord(string(data))))))
 }
-
-// Version is the host version reported in clientInfo. The CLI overrides
-// it at link time.
-var Version = "dev"
 
 func supportedVersion(v string) bool {
 	for _, s := range mcp.SupportedProtocolVersions() {

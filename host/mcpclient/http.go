@@ -22,6 +22,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/toolgate/toolgate/host/internal/warnlimit"
+	"github.com/toolgate/toolgate/host/version"
 	"github.com/toolgate/toolgate/internal/backoff"
 )
 
@@ -183,7 +184,7 @@ func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	if r.Header.Get("User-Agent") == "" {
-		r.Header.Set("User-Agent", "toolgate/"+Version)
+		r.Header.Set("User-Agent", "toolgate/"+version.Toolgate)
 	}
 	if t.secrets != nil {
 		t.secrets.addFromHeader(r.Header)

@@ -2,7 +2,7 @@
 // launchers) for the host, and is the one place where the SDK's clients
 // (sdk/hook, sdk/guardian, sdk/launcher) are translated into the host's
 // interfaces: [Hook] implements approval.Hook, [Reviewer] implements
-// approval.Reviewer, and the launchers returned by [Host.Launcher]
+// approval.Reviewer, and the launchers returned by [Plugins.Launcher]
 // implement launch.Launcher.
 //
 // # What it owns
@@ -48,11 +48,11 @@
 //
 // # Concurrency
 //
-// A [Host] and every adapter it returns are safe for concurrent use. Each
+// A [Plugins] and every adapter it returns are safe for concurrent use. Each
 // running plugin process has one goroutine, locked to its OS thread for
 // the life of the process (Linux delivers Pdeathsig when the forking
 // thread ends, so the thread must outlive the child), plus go-plugin's
-// own. [Host.Close] stops every process and waits for all of them.
+// own. [Plugins.Close] stops every process and waits for all of them.
 //
 // Example:
 //

@@ -2,4 +2,4 @@ package pluginhost
 
 // SetAfterVerify installs a function that runs between a plugin binary's
 // checks and its execution, so a test can swap the file in that window.
-func SetAfterVerify(h *Host, f func(path string)) { h.afterVerify = f }
+func SetAfterVerify(h *Plugins, f func(path string)) { h.afterVerify = f }

@@ -99,7 +99,7 @@ func (r *recorder) wait(t testing.TB, ok func(events.PluginState) bool) events.P
 }
 
 // newHost builds a plugin host for cfg whose logs go to the test log.
-func newHost(t testing.TB, cfg *config.Config, opts pluginhost.Options) (*pluginhost.Host, *recorder) {
+func newHost(t testing.TB, cfg *config.Config, opts pluginhost.Options) (*pluginhost.Plugins, *recorder) {
 	t.Helper()
 	rec := newRecorder()
 	if opts.Events == nil {
@@ -125,7 +125,7 @@ func (w logWriter) Write(b []byte) (int, error) {
 }
 
 // hookNamed returns the adapter of the hook block name.
-func hookNamed(t testing.TB, h *pluginhost.Host, name string) *pluginhost.Hook {
+func hookNamed(t testing.TB, h *pluginhost.Plugins, name string) *pluginhost.Hook {
 	t.Helper()
 	for _, hk := range h.HookAdapters() {
 		if hk.Name() == name {

@@ -26,7 +26,7 @@ import (
 // and gives up on one that keeps crashing.
 type instance struct {
 	// fixed at construction
-	h    *Host
+	h    *Plugins
 	name string // in events and errors: the block name, or "plugin@environment"
 	kind sdk.Kind
 	log  hclog.Logger
@@ -119,7 +119,7 @@ type checksumState struct {
 	actual   string
 }
 
-func newInstance(h *Host, p config.Plugin, env *config.Environment) *instance {
+func newInstance(h *Plugins, p config.Plugin, env *config.Environment) *instance {
 	name := p.Name
 	log := h.log.Named(p.Name)
 	if env != nil {

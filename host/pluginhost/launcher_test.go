@@ -27,7 +27,7 @@ import (
 
 // startManager runs a real connection manager over cfg, with launcher
 // plugins served by h.
-func startManager(t testing.TB, cfg *config.Config, h *pluginhost.Host) *manager.Manager {
+func startManager(t testing.TB, cfg *config.Config, h *pluginhost.Plugins) *manager.Manager {
 	t.Helper()
 	m := manager.New(cfg, manager.Options{
 		Logger: testLogger(t, 0),

@@ -21,7 +21,7 @@ import (
 // DefaultStartTimeout bounds a plugin's exec and go-plugin handshake.
 const DefaultStartTimeout = 30 * time.Second
 
-// Options configures a [Host]. Zero values are documented per field.
+// Options configures a [Plugins]. Zero values are documented per field.
 type Options struct {
 	// Logger is the host's root logger; each plugin's own log lines (and
 	// go-plugin's about it) appear under Logger.Named("plugin").Named(name).
@@ -30,7 +30,7 @@ type Options struct {
 	// Events receives events.PluginState; nil discards. A state's event is
 	// emitted before callers waiting on that state are released, on the
 	// goroutine that changed it: Emit must not block on, or call back
-	// into, this Host.
+	// into, these Plugins.
 	Events events.Sink
 	// LookupEnv reads the host environment for the few variables a plugin
 	// gets (PATH, HOME, TMPDIR, LANG); nil means os.LookupEnv.
@@ -77,9 +77,9 @@ func (r RestartPolicy) withDefaults() RestartPolicy {
 	return r
 }
 
-// Host runs the plugin blocks of a configuration. Nothing starts until a
-// plugin is first used (or [Host.Probe] is called).
-type Host struct {
+// Plugins runs the plugin blocks of a configuration. Nothing starts until a
+// plugin is first used (or [Plugins.Probe] is called).
+type Plugins struct {
 	// fixed at construction
 	opts Options
 	log  hclog.Logger // root.Named("plugin")
@@ -101,8 +101,8 @@ type Host struct {
 
 type envKey struct{ plugin, env string }
 
-// New returns a Host for cfg's plugin blocks.
-func New(cfg *config.Config, opts Options) *Host {
+// New returns the Plugins of cfg's plugin blocks.
+func New(cfg *config.Config, opts Options) *Plugins {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
@@ -116,7 +116,7 @@ func New(cfg *config.Config, opts Options) *Host {
 		opts.StartTimeout = DefaultStartTimeout
 	}
 	opts.Restart = opts.Restart.withDefaults()
-	h := &Host{
+	h := &Plugins{
 		opts:   opts,
 		log:    opts.Logger.Named("plugin"),
 		cfg:    cfg,
@@ -135,7 +135,7 @@ func New(cfg *config.Config, opts Options) *Host {
 // the background, and calls still using it fail with [ErrClosed]; a
 // launcher process serving an environment is kept only while both its
 // plugin block and its environment block are unchanged.
-func (h *Host) Apply(cfg *config.Config) {
+func (h *Plugins) Apply(cfg *config.Config) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -171,7 +171,7 @@ func (h *Host) Apply(cfg *config.Config) {
 
 // retire stops in in the background; Close waits for it. Callers hold
 // h.mu.
-func (h *Host) retire(in *instance) {
+func (h *Plugins) retire(in *instance) {
 	h.retiring.Add(1)
 	go func() {
 		defer h.retiring.Done()
@@ -181,7 +181,7 @@ func (h *Host) retire(in *instance) {
 
 // Close stops every plugin process and waits until they are gone.
 // Idempotent.
-func (h *Host) Close() error {
+func (h *Plugins) Close() error {
 	h.mu.Lock()
 	var all []*instance
 	if !h.closed {
@@ -210,14 +210,14 @@ func (h *Host) Close() error {
 // Hooks returns an adapter for every hook plugin block, in config order,
 // for approval.Options.Hooks. Adapters of one configuration keep using
 // their processes until a reload retires them.
-func (h *Host) Hooks() []approval.Hook { return h.hooks(false) }
+func (h *Plugins) Hooks() []approval.Hook { return h.hooks(false) }
 
 // ShadowHooks returns an adapter for every hook block with mode =
 // "shadow", for approval.Options.ShadowHooks: they are never part of
 // the enforced chain.
-func (h *Host) ShadowHooks() []approval.Hook { return h.hooks(true) }
+func (h *Plugins) ShadowHooks() []approval.Hook { return h.hooks(true) }
 
-func (h *Host) hooks(shadow bool) []approval.Hook {
+func (h *Plugins) hooks(shadow bool) []approval.Hook {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []approval.Hook
@@ -232,9 +232,9 @@ func (h *Host) hooks(shadow bool) []approval.Hook {
 	return out
 }
 
-// HookAdapters is [Host.Hooks] with the concrete type, for callers that
+// HookAdapters is [Plugins.Hooks] with the concrete type, for callers that
 // also need PreToolUse and PostToolUse.
-func (h *Host) HookAdapters() []*Hook {
+func (h *Plugins) HookAdapters() []*Hook {
 	var out []*Hook
 	for _, a := range h.Hooks() {
 		out = append(out, a.(*Hook))
@@ -246,7 +246,7 @@ func (h *Host) HookAdapters() []*Hook {
 // the plugin named by approval { guardian = "..." }, else the only
 // guardian plugin block. It returns nil (an untyped nil interface) when
 // there is none.
-func (h *Host) Reviewer() approval.Reviewer {
+func (h *Plugins) Reviewer() approval.Reviewer {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	name := h.cfg.Approval.Guardian
@@ -275,7 +275,7 @@ func (h *Host) Reviewer() approval.Reviewer {
 // starts until its first Launch; every server of env shares one plugin
 // process, configured with env's config {} block (or, when env has none,
 // the plugin block's).
-func (h *Host) Launcher(plugin string, env config.Environment) (launch.Launcher, error) {
+func (h *Plugins) Launcher(plugin string, env config.Environment) (launch.Launcher, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -308,9 +308,9 @@ func (h *Host) Launcher(plugin string, env config.Environment) (launch.Launcher,
 
 // Probe starts every plugin block's process (launchers with their own
 // block's configuration) and waits until each has answered Info and
-// Configure or failed, so that [Host.Status] can describe them. It returns
+// Configure or failed, so that [Plugins.Status] can describe them. It returns
 // once all are done or ctx ends; failures are reported in Status.
-func (h *Host) Probe(ctx context.Context) {
+func (h *Plugins) Probe(ctx context.Context) {
 	h.mu.Lock()
 	var all []*instance
 	for _, p := range h.cfg.Plugins {
@@ -332,7 +332,7 @@ func (h *Host) Probe(ctx context.Context) {
 
 // Status describes every plugin block in config order, then the launcher
 // processes serving environments, without starting anything.
-func (h *Host) Status() []Status {
+func (h *Plugins) Status() []Status {
 	h.mu.Lock()
 	var all []*instance
 	for _, p := range h.cfg.Plugins {

@@ -71,7 +71,7 @@ func guardianBinary(t *testing.T, name string) string {
 	return link
 }
 
-func guardianProcedure(t *testing.T, name, timeout string) (*approval.Procedure, *pluginhost.Host) {
+func guardianProcedure(t *testing.T, name, timeout string) (*approval.Procedure, *pluginhost.Plugins) {
 	t.Helper()
 	cfg := loadConfig(t, fmt.Sprintf(`
 approval {

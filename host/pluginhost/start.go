@@ -178,7 +178,7 @@ func (in *instance) pluginSet() (map[int]plugin.PluginSet, string) {
 // pluginEnv is the whole environment of a plugin process: the few basics,
 // the names the block lists in env_vars (only if set), and the log level
 // (go-plugin adds its handshake variables).
-func (h *Host) pluginEnv(extra []string) []string {
+func (h *Plugins) pluginEnv(extra []string) []string {
 	env := make([]string, 0, len(pluginEnvNames)+len(extra)+1)
 	for _, k := range append(pluginEnvNames[:len(pluginEnvNames):len(pluginEnvNames)], extra...) {
 		if v, ok := h.opts.LookupEnv(k); ok {

@@ -57,7 +57,7 @@ type Options struct {
 // Replayer holds the candidate's approval chain.
 type Replayer struct {
 	proc    *approval.Procedure
-	plugins *pluginhost.Host
+	plugins *pluginhost.Plugins
 }
 
 // New builds the approval chain of cfg. Plugins start on first use.

@@ -41,6 +41,26 @@
 // sdk/launcher.StartCommand and host/pluginhost all start children
 // through a cell.
 //
+// # Starting and stopping
+//
+// [Cell.Start] starts a child in its cell and returns a [Process], the
+// one owner of its lifecycle on every OS: one goroutine reaps it (on
+// Linux waiting without reaping first, so the group id cannot be reused
+// while the rest is ended); when it exits, what it left in its group and
+// cell gets SIGTERM and, ExitGrace after the first SIGTERM, SIGKILL; then
+// the cell is closed. [Process.Stop] is the one escalation: close stdin,
+// stdinGrace, SIGTERM to the group and cell, termGrace, SIGKILL
+// (Windows: terminate the Job Object after stdinGrace, as a console-less
+// child has no signal to handle). host/launch's Close is Stop. A launcher
+// plugin's StartCommand process is started and signalled through its
+// Process too, but the steps of its stop are sent by the host's
+// sdk/launcher.RemoteProcess over the launcher protocol (close stdin,
+// TERM, KILL frames, with the host's graces), since a launcher.Process
+// has only Signal. host/pluginhost starts no Process: go-plugin owns the
+// plugin process (its start, wait and Kill), so pluginhost only Prepares
+// the command, reports the pid to Started, and Closes the cell once
+// go-plugin has reaped the plugin, which ends every descendant it left.
+//
 // # Toolgate SIGKILLed
 //
 // On Linux and macOS a supervisor ends what toolgate started when

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/contain"
@@ -23,13 +22,14 @@ import (
 // plugin dies, SIGKILL (Linux: Pdeathsig, tied to the forking thread,
 // which the Go runtime keeps unless a goroutine exits while locked to it;
 // macOS: the plugin's supervisor, see [RunSupervisorIfAsked]; Windows: a
-// Job Object). On Linux Signal targets the group as a whole (so an npx or
-// uv wrapper's real server ends too) and, through the cell (a cgroup v2
-// under the plugin's own cgroup, or a descendant walk as child
-// subreaper), what it started outside its group (setsid); when the
-// process exits, the rest of its group gets SIGTERM, two seconds, then
-// SIGKILL, so nothing it started outlives it. Elsewhere Signal targets
-// the process only.
+// Job Object). Signal targets the group as a whole (so an npx or uv
+// wrapper's real server ends too) and, through the cell (on Linux a
+// cgroup v2 under the plugin's own cgroup, or a descendant walk as child
+// subreaper), what it started outside its group (setsid); on Windows
+// either signal terminates the Job Object. When the process exits, the
+// rest of its group and cell gets SIGTERM, two seconds, then SIGKILL, so
+// nothing it started outlives it. internal/contain's Process does all of
+// this, as it does for the host's own servers.
 //
 // Its stdio are *os.File pipes, so the shim can pass them to a host on
 // the same machine (see [Process]).
@@ -66,100 +66,53 @@ func StartCommand(cmd *exec.Cmd) (Process, error) {
 	// weaker cell still works, so its error is not fatal; the plugin
 	// process is itself in the host's cell.
 	cell, _ := contain.Default().NewCell(filepath.Base(cmd.Path))
-	cell.Prepare(cmd)
-	if err := cmd.Start(); err != nil {
+	proc, err := cell.Start(cmd, contain.StartOptions{ExitGrace: descendantGrace})
+	if err != nil {
 		closeAll()
-		_ = cell.Close()
 		return nil, classifyStartError(err)
-	}
-	if err := cell.Started(cmd.Process.Pid); err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		closeAll()
-		_ = cell.Close()
-		return nil, &StartError{Kind: KindOther, Message: err.Error()}
 	}
 	_ = files[0].Close()
 	_ = files[3].Close()
 	_ = files[5].Close()
-	p := &commandProcess{
-		cmd:    cmd,
-		stdin:  files[1],
-		stdout: files[2],
-		stderr: files[4],
-		cell:   cell,
-		done:   make(chan struct{}),
-	}
-	go p.reap()
-	return p, nil
+	return &commandProcess{stdin: files[1], stdout: files[2], stderr: files[4], proc: proc}, nil
 }
 
-// descendantGrace is how long what an exited child started gets to end
-// after SIGTERM before it is killed.
+// descendantGrace is how long what an exited child left in its group and
+// cell gets after SIGTERM before it is killed.
 const descendantGrace = 2 * time.Second
 
-// commandProcess is a child started by StartCommand.
+// commandProcess is a child started by StartCommand: its pipes, and its
+// contain.Process, which reaps it, signals its group and cell, and ends
+// what it leaves behind.
 type commandProcess struct {
-	// fixed at start
-	cmd                   *exec.Cmd
 	stdin, stdout, stderr *os.File
-
-	cell    *contain.Cell
-	done    chan struct{} // closed once the child is reaped; waitErr is set before
-	waitErr error
-
-	// mu is held while signalling and while marking the child reaped, so
-	// that no signal can reach a reused pid (see reap).
-	mu     sync.Mutex
-	reaped bool
+	proc                  *contain.Process
 }
 
 func (p *commandProcess) Stdin() io.WriteCloser { return p.stdin }
 func (p *commandProcess) Stdout() io.Reader     { return p.stdout }
 func (p *commandProcess) Stderr() io.Reader     { return p.stderr }
-func (p *commandProcess) Pid() int              { return p.cmd.Process.Pid }
+func (p *commandProcess) Pid() int              { return p.proc.Pid() }
 
 func (p *commandProcess) Wait(ctx context.Context) error {
 	select {
-	case <-p.done:
-		return p.waitErr
+	case <-p.proc.Done():
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-func (p *commandProcess) Signal(sig Signal) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.reaped {
-		return nil
-	}
-	return p.signalLocked(sig)
-}
-
-// reap is the one goroutine that waits for the child. Where it can, it
-// first waits without reaping, so that the pid (and the process group id)
-// cannot be reused while the rest of the group is told to end.
-func (p *commandProcess) reap() {
-	if waitExitedKeepZombie(p.cmd.Process.Pid) == nil {
-		p.mu.Lock()
-		p.endRestOfGroupLocked()
-		p.reaped = true
-		p.mu.Unlock()
-	} else {
-		p.mu.Lock()
-		p.reaped = true
-		p.mu.Unlock()
-	}
-	err := p.cmd.Wait()
-	// What the child started gets the grace a process group gets after
-	// SIGTERM; then whatever is left of its cell is killed.
-	p.cell.WaitEmpty(descendantGrace)
-	_ = p.cell.Close()
+	err := p.proc.Err()
 	var xe *exec.ExitError
 	if errors.As(err, &xe) {
-		err = exitErrorOf(xe)
+		return exitErrorOf(xe)
 	}
-	p.waitErr = err
-	close(p.done)
+	return err
+}
+
+// Signal signals the child's process group and what it started outside
+// it (its cell); on Windows either signal terminates its Job Object.
+func (p *commandProcess) Signal(sig Signal) error {
+	if sig == SignalKill {
+		return p.proc.Signal(contain.Kill)
+	}
+	return p.proc.Signal(contain.Term)
 }

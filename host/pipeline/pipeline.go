@@ -51,16 +51,21 @@ const (
 // own and contacts no server. Resource reads, subscriptions, prompt gets
 // and completions are admitted (rate limits) and audited but never put to
 // approval: what a client may read is decided per server by
-// enabled_resources / enabled_prompts. An unsubscribe only undoes what an
-// admitted subscribe did, so it is never refused (nor audited).
+// enabled_resources / enabled_prompts, and for reads and prompt gets by
+// the hooks that declare PreResourceRead / PrePromptGet (the pre-hooks
+// stage). An unsubscribe only undoes what an admitted subscribe did, so
+// it is never refused (nor audited).
 func (k Kind) Stages() Stage {
 	switch k {
 	case ToolCall:
 		return Admit | Begin | PreHooks | Decide | Freshness | Execute | PostHooks | End
 	case Builtin:
 		return Begin | Execute | End
-	case ResourceRead, ResourceSubscribe, PromptGet, Completion:
+	case ResourceRead, PromptGet:
+		return Admit | Begin | PreHooks | Execute | End
+	case ResourceSubscribe, Completion:
 		return Admit | Begin | Execute | End
+
 	case ResourceUnsubscribe:
 		return Execute
 	}
@@ -70,9 +75,12 @@ func (k Kind) Stages() Stage {
 // Has reports whether s includes stage t.
 func (s Stage) Has(t Stage) bool { return s&t != 0 }
 
-// Approver decides whether one tool call may run (package approval).
+// Approver decides whether one tool call may run, and runs the hooks of
+// resource reads and prompt gets (package approval).
 type Approver interface {
 	PreToolUse(ctx context.Context, r approval.Request, inputSchema any) (approval.Request, *approval.Decision)
+	PreResourceRead(ctx context.Context, r approval.Request) *approval.Decision
+	PrePromptGet(ctx context.Context, r approval.Request) *approval.Decision
 	Decide(ctx context.Context, r approval.Request) approval.Decision
 	PostToolUse(ctx context.Context, r approval.Request, res approval.PostResult) []string
 }
@@ -93,7 +101,8 @@ type Servers interface {
 }
 
 // Options configures a Pipeline. Approver, Executor and Servers are
-// required for the kinds that use them.
+// required for the kinds that use them; without an Approver, resource
+// reads and prompt gets have no hooks to ask.
 type Options struct {
 	Approver Approver
 	Executor Executor
@@ -303,13 +312,23 @@ func (f *flight) run(ctx context.Context) Result {
 			Arguments: rawArgs,
 			Caller:    r.Caller,
 			Event:     f.call,
+			URI:       r.URI, PromptArguments: r.PromptArguments,
 		}
 		if t := r.Tool; t != nil {
 			areq.Annotations, areq.Title, areq.Description, areq.InputSchema = t.Annotations, t.Title, t.Description, t.InputSchema
 		}
 		if f.stages.Has(PreHooks) {
 			var blocked *approval.Decision
-			areq, blocked = p.opts.Approver.PreToolUse(ctx, areq, areq.InputSchema)
+			switch {
+			case r.Kind == ResourceRead && p.opts.Approver != nil:
+				blocked = p.opts.Approver.PreResourceRead(ctx, areq)
+			case r.Kind == PromptGet && p.opts.Approver != nil:
+				blocked = p.opts.Approver.PrePromptGet(ctx, areq)
+			case r.Kind == ResourceRead || r.Kind == PromptGet:
+				// No approver, so no hooks to ask.
+			default:
+				areq, blocked = p.opts.Approver.PreToolUse(ctx, areq, areq.InputSchema)
+			}
 			if blocked != nil {
 				f.decided(events.VerdictDenied, blocked.Step)
 				res := f.refused(events.CallDenied, errors.New(blocked.Text))

@@ -56,6 +56,24 @@ func (s *server) Unsubscribe(_ context.Context, server, uri string) error {
 type approver struct {
 	deny, block string
 	post        int
+	// blockRequests blocks resource reads and prompt gets with its text;
+	// asked records what the request hooks saw.
+	blockRequests string
+	asked         []approval.Request
+}
+
+func (a *approver) preRequest(step string, r approval.Request) *approval.Decision {
+	a.asked = append(a.asked, r)
+	if a.blockRequests != "" {
+		return &approval.Decision{Step: step, By: "policy", Text: a.blockRequests}
+	}
+	return nil
+}
+func (a *approver) PreResourceRead(_ context.Context, r approval.Request) *approval.Decision {
+	return a.preRequest(approval.StepPreResourceRead, r)
+}
+func (a *approver) PrePromptGet(_ context.Context, r approval.Request) *approval.Decision {
+	return a.preRequest(approval.StepPrePromptGet, r)
 }
 
 func (a *approver) PreToolUse(_ context.Context, r approval.Request, _ any) (approval.Request, *approval.Decision) {
@@ -181,6 +199,44 @@ func TestToolCallStages(t *testing.T) {
 	res, srv, rec := run(&approver{}, func() (func(), error) { return func() {}, errors.New("catalog changed") })
 	if res.Status != events.CallFailed || len(srv.got) != 0 || events.Of[events.ToolCallEnd](rec)[0].Error != "catalog changed" {
 		t.Errorf("stale call: %+v, server %v", res, srv.got)
+	}
+}
+
+// TestRequestHooksDenyReadsAndPrompts: the pre-hooks stage of resource
+// reads and prompt gets asks the request hooks with the URI, the prompt's
+// name and arguments and the caller; a block is a denial with the hook's
+// text, recorded with its step, and the request never reaches the server.
+// Subscriptions and completions are not asked.
+func TestRequestHooksDenyReadsAndPrompts(t *testing.T) {
+	caller := &identity.Caller{Subject: "alice"}
+	for _, r := range kinds[1:] {
+		t.Run(string(r.Kind), func(t *testing.T) {
+			rec := &events.Recorder{}
+			srv := &server{}
+			a := &approver{blockRequests: "not for you"}
+			r.PromptArguments = map[string]string{"name": "x"}
+			res := pipeline.New(pipeline.Options{Approver: a, Executor: srv, Servers: srv, Events: rec}).Do(identity.With(t.Context(), caller), r)
+			hooked := r.Kind == pipeline.ResourceRead || r.Kind == pipeline.PromptGet
+			if !hooked {
+				if len(a.asked) != 0 || res.Status != events.CallCompleted {
+					t.Errorf("%s asked the request hooks (%v) or failed: %+v", r.Kind, a.asked, res)
+				}
+				return
+			}
+			if len(a.asked) != 1 || a.asked[0].Caller != caller || a.asked[0].URI != r.URI || a.asked[0].Tool != r.Name ||
+				(r.Kind == pipeline.PromptGet && a.asked[0].PromptArguments["name"] != "x") {
+				t.Fatalf("hooks saw %+v", a.asked)
+			}
+			ends := events.Of[events.ToolCallEnd](rec)
+			want := approval.StepPreResourceRead
+			if r.Kind == pipeline.PromptGet {
+				want = approval.StepPrePromptGet
+			}
+			if res.Status != events.CallDenied || res.Err == nil || res.Err.Error() != "not for you" || len(srv.got) != 0 ||
+				len(ends) != 1 || ends[0].DecisionStep != want || ends[0].Decision != events.VerdictDenied {
+				t.Errorf("result %+v, server got %v, end %+v", res, srv.got, ends)
+			}
+		})
 	}
 }
 

@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -237,6 +238,51 @@ func TestRequestHooksDenyReadsAndPrompts(t *testing.T) {
 				t.Errorf("result %+v, server got %v, end %+v", res, srv.got, ends)
 			}
 		})
+	}
+}
+
+// TestForwardedRequests: a server's sampling or elicitation forwarded
+// upstream is one request of the pipeline: its own check admits or
+// refuses it (serve's limits do not count it), it is audited with one
+// begin and one end carrying the caller and the forward's summary, and a
+// refused one is never forwarded.
+func TestForwardedRequests(t *testing.T) {
+	caller := &identity.Caller{Subject: "alice"}
+	for _, kind := range []pipeline.Kind{pipeline.Sampling, pipeline.Elicitation} {
+		for _, why := range []string{"", "the client cannot sample"} {
+			t.Run(string(kind)+"/"+why, func(t *testing.T) {
+				rec := &events.Recorder{}
+				forwarded := 0
+				p := pipeline.New(pipeline.Options{Events: rec, Admit: func(*identity.Caller, string) error {
+					t.Error("serve's limits were asked about a forwarded request")
+					return nil
+				}})
+				res := p.Do(t.Context(), pipeline.Request{Kind: kind, Server: "s", ModelName: "s__echo", Caller: caller,
+					Check: func() error {
+						if why != "" {
+							return errors.New(why)
+						}
+						return nil
+					},
+					Forward: func(context.Context) (json.RawMessage, error) {
+						forwarded++
+						return json.RawMessage(`{"model":"m"}`), nil
+					}})
+				begins, ends := events.Of[events.ToolCallBegin](rec), events.Of[events.ToolCallEnd](rec)
+				if len(begins) != 1 || len(ends) != 1 || ends[0].Caller != caller || ends[0].Call.Kind != string(kind) {
+					t.Fatalf("records %v", rec.Events())
+				}
+				if why != "" {
+					if !res.Refused() || res.Err.Error() != why || forwarded != 0 || ends[0].Decision != events.VerdictDenied || ends[0].Error != why {
+						t.Errorf("refused: %+v, forwarded %d, end %+v", res, forwarded, ends[0])
+					}
+					return
+				}
+				if res.Status != events.CallCompleted || forwarded != 1 || string(ends[0].Result) != `{"model":"m"}` {
+					t.Errorf("forwarded: %+v, %d times, end %+v", res, forwarded, ends[0])
+				}
+			})
+		}
 	}
 }
 

@@ -32,6 +32,12 @@ type Request struct {
 	// Caller is who made the call (toolgate serve with auth); nil when
 	// unknown. Hooks and the Guardian see it.
 	Caller *identity.Caller
+	// URI is the raw URI of a resource read; PromptArguments the
+	// arguments of a prompt get (Tool is then the prompt's raw name).
+	// Only the request hooks ([Procedure.PreResourceRead],
+	// [Procedure.PrePromptGet]) read them.
+	URI             string
+	PromptArguments map[string]string
 
 	// Event is the request as the events record it (kind, client, trace
 	// id); the procedure's approval_decision events carry it. Zero means
@@ -65,6 +71,10 @@ const (
 	// StepPreToolUse is a PreToolUse hook blocking or rewriting a call
 	// before the procedure.
 	StepPreToolUse = "pre_tool_use"
+	// StepPreResourceRead and StepPrePromptGet are a request hook blocking
+	// a resource read or a prompt get.
+	StepPreResourceRead = "pre_resource_read"
+	StepPrePromptGet    = "pre_prompt_get"
 	// StepAudit is the host refusing a call because the audit log cannot
 	// be written (audit { on_error = "deny" }).
 	StepAudit = "audit"

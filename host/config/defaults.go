@@ -27,7 +27,7 @@ const (
 var protocolVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
 
 // hookEvents are the events a hook plugin may subscribe to with events = [...].
-var hookEvents = []string{"PreToolUse", "PermissionRequest", "PostToolUse"}
+var hookEvents = []string{"PreToolUse", "PermissionRequest", "PostToolUse", "PreResourceRead", "PrePromptGet"}
 
 // namePattern is the rule for server names (and, for consistency, plugin
 // and environment names): they become part of model-visible tool names.

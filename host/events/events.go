@@ -238,33 +238,6 @@ type Draining struct {
 
 func (Draining) Kind() string { return "draining" }
 
-// Sampling outcomes.
-const (
-	SamplingForwarded = "forwarded" // the upstream client answered
-	SamplingRefused   = "refused"   // toolgate answered the server with an error
-	SamplingFailed    = "failed"    // forwarded, and the client failed or did not answer
-)
-
-// SamplingRequest records a server's sampling/createMessage in toolgate
-// serve (serve's forward_sampling): who asked during which call, what
-// became of it, and how large it was. The prompt itself is not recorded:
-// the call's own events hold what the server was given.
-type SamplingRequest struct {
-	At        time.Time `json:"at"`
-	Server    string    `json:"server"`
-	SessionID string    `json:"session_id,omitempty"` // the upstream session it went to
-	Tool      string    `json:"tool,omitempty"`       // the model name of the call it belongs to
-	// Caller is who made that call (toolgate serve with auth).
-	Caller    *identity.Caller `json:"caller,omitempty"`
-	Status    string           `json:"status"` // forwarded | refused | failed
-	Messages  int              `json:"messages"`
-	MaxTokens int64            `json:"max_tokens"`
-	Model     string           `json:"model,omitempty"` // the model the client says answered
-	Error     string           `json:"error,omitempty"`
-}
-
-func (SamplingRequest) Kind() string { return "sampling_request" }
-
 // Held-approval actions (package inbox).
 const (
 	HeldPending  = "pending"  // a call waits for an approver

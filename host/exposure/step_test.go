@@ -42,6 +42,8 @@ func (approveAll) PreToolUse(_ context.Context, r approval.Request, _ any) (appr
 	return r, nil
 }
 
+func (approveAll) PreResourceRead(context.Context, approval.Request) *approval.Decision { return nil }
+func (approveAll) PrePromptGet(context.Context, approval.Request) *approval.Decision    { return nil }
 func (approveAll) PostToolUse(context.Context, approval.Request, approval.PostResult) []string {
 	return nil
 }

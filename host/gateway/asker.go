@@ -1,12 +1,12 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/host/approval"
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/exposure"
+	"github.com/toolgate/toolgate/host/pipeline"
 )
 
 var _ approval.Asker = (*Gateway)(nil)
@@ -96,22 +97,33 @@ func (c *call) waiting() func(string) {
 // declined, and the log says how to fix it).
 func (g *Gateway) Elicit(ctx context.Context, e approval.Elicitation) (*mcp.ElicitResult, error) {
 	c, why := g.callFor(ctx, e.Server)
-	if c == nil {
-		g.warns.Warn(g.log, "declining a server's elicitation", "server", e.Server, "reason", why)
-		return nil, fmt.Errorf("%w: %s", approval.ErrNobodyToAsk, why)
-	}
 	mode := e.Params.Mode
 	if mode == "" && e.Params.URL != "" {
 		mode = "url"
 	}
-	if why := c.s.cannotAsk(c.ss, mode); why != "" {
+	if c != nil {
+		why = c.s.cannotAsk(c.ss, mode)
+	}
+	var out *mcp.ElicitResult
+	args, _ := json.Marshal(map[string]string{"mode": cmp.Or(mode, "form")})
+	res := g.forward(ctx, c, pipeline.Request{Kind: pipeline.Elicitation, Server: e.Server, Arguments: args,
+		Check: refusal(why),
+		Forward: func(ctx context.Context) (json.RawMessage, error) {
+			res, err := c.elicit(ctx, e.Params)
+			if err != nil {
+				return nil, err
+			}
+			out = res
+			return json.Marshal(map[string]string{"action": res.Action})
+		}})
+	switch {
+	case res.Refused():
+		g.warns.Warn(g.log, "declining a server's elicitation", "server", e.Server, "reason", why)
 		return nil, fmt.Errorf("%w: %s", approval.ErrNobodyToAsk, why)
+	case res.Err != nil:
+		return nil, fmt.Errorf("forward an elicitation of server %q: %w", e.Server, res.Err)
 	}
-	res, err := c.elicit(ctx, e.Params)
-	if err != nil {
-		return nil, fmt.Errorf("forward an elicitation of server %q: %w", e.Server, err)
-	}
-	return res, nil
+	return out, nil
 }
 
 // Sample forwards a downstream server's sampling/createMessage to the
@@ -119,49 +131,70 @@ func (g *Gateway) Elicit(ctx context.Context, e approval.Elicitation) (*mcp.Elic
 // (wire it as manager.Options.Sample; the manager declares sampling only
 // to servers with forward_sampling). It is refused, with a JSON-RPC error
 // that says why, outside a call or when that client cannot sample. Each
-// request is recorded as an events.SamplingRequest (audit log).
+// request goes through the pipeline as kind "sampling", so it is audited
+// like every other request (begin and end records with the call's caller).
 func (g *Gateway) Sample(ctx context.Context, server string, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
-	ev := events.SamplingRequest{Server: server}
-	if req.Params != nil {
-		ev.Messages, ev.MaxTokens = len(req.Params.Messages), req.Params.MaxTokens
-	}
 	c, why := g.callFor(ctx, server)
+	var args json.RawMessage
 	switch {
 	case req.Params == nil:
 		why = "the sampling request has no params"
-	case c != nil:
-		ev.SessionID, ev.Tool, ev.Caller = c.s.id, c.tool.name, c.s.caller
-		why = c.s.cannotSample(c.ss, req.Params)
-	}
-	if why != "" {
-		g.warns.Warn(g.log, "refusing a server's sampling request", "server", server, "reason", why)
-		ev.Status, ev.Error = events.SamplingRefused, why
-		g.emit(&ev)
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "toolgate: " + why}
-	}
-	res, err := c.ask(ctx, req.Params)
-	if err == nil {
-		if r, _ := res.(*mcp.CreateMessageWithToolsResult); r != nil {
-			ev.Status, ev.Model = events.SamplingForwarded, r.Model
-			g.emit(&ev)
-			return r, nil
+	default:
+		args, _ = json.Marshal(map[string]int64{"messages": int64(len(req.Params.Messages)), "max_tokens": req.Params.MaxTokens})
+		if c != nil {
+			why = c.s.cannotSample(c.ss, req.Params)
 		}
-		err = errors.New("the MCP client sent no sampling result")
 	}
-	ev.Status, ev.Error = events.SamplingFailed, err.Error()
-	g.emit(&ev)
-	return nil, fmt.Errorf("forward a sampling request of server %q: %w", server, err)
+	var out *mcp.CreateMessageWithToolsResult
+	res := g.forward(ctx, c, pipeline.Request{Kind: pipeline.Sampling, Server: server, Arguments: args,
+		Check: refusal(why),
+		Forward: func(ctx context.Context) (json.RawMessage, error) {
+			res, err := c.ask(ctx, req.Params)
+			if err != nil {
+				return nil, err
+			}
+			r, _ := res.(*mcp.CreateMessageWithToolsResult)
+			if r == nil {
+				return nil, errors.New("the MCP client sent no sampling result")
+			}
+			out = r
+			return json.Marshal(map[string]string{"model": r.Model})
+		}})
+	switch {
+	case res.Refused():
+		g.warns.Warn(g.log, "refusing a server's sampling request", "server", server, "reason", why)
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "toolgate: " + why}
+	case res.Err != nil:
+		return nil, fmt.Errorf("forward a sampling request of server %q: %w", server, res.Err)
+	}
+	return out, nil
 }
 
-// emit records e on the attached host's event bus.
-func (g *Gateway) emit(e *events.SamplingRequest) {
-	e.At = time.Now()
+// refusal is the admit check of a forwarded request: why it cannot be
+// forwarded, "" when it can.
+func refusal(why string) func() error {
+	return func() error {
+		if why != "" {
+			return errors.New(why)
+		}
+		return nil
+	}
+}
+
+// forward runs a request a server sent upstream through the attached
+// host's pipeline, as part of call c (nil: it belongs to no call, and is
+// refused by its check).
+func (g *Gateway) forward(ctx context.Context, c *call, r pipeline.Request) pipeline.Result {
+	if c != nil {
+		r.SessionID, r.ModelName, r.Caller, r.Client = c.s.id, c.tool.name, c.s.caller, c.s.client()
+	}
 	g.mu.Lock()
 	h := g.host
 	g.mu.Unlock()
-	if h != nil {
-		h.Bus.Emit(*e)
+	if h == nil {
+		return pipeline.Result{Status: events.CallFailed, Err: errors.New("the gateway is not attached to a host")}
 	}
+	return h.Pipeline().Do(ctx, r)
 }
 
 // callFor finds the call a server-initiated request belongs to: the one

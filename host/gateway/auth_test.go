@@ -138,7 +138,13 @@ func TestAuthChallengesAndPublishesResourceMetadata(t *testing.T) {
 
 // auditRecord is what the test reads of an audit line.
 type auditRecord struct {
-	Event     string `json:"event"`
+	Event    string          `json:"event"`
+	Kind     string          `json:"kind"`
+	Decision string          `json:"decision"`
+	Result   json.RawMessage `json:"result"`
+	Client   *struct {
+		Name string `json:"name"`
+	} `json:"client"`
 	ModelName string `json:"model_name"`
 	Step      string `json:"step"`
 	Verdict   string `json:"verdict"`

@@ -287,6 +287,24 @@ func TestServerElicitationsReachTheUpstreamClient(t *testing.T) {
 				if n := len(a.prompts()); n != 1 {
 					t.Errorf("the client was asked %d times, want 1", n)
 				}
+
+				// Both are requests of the pipeline, kind elicitation:
+				// the forwarded one completed with the client's action,
+				// the declined one denied, each begun and ended once.
+				var begins int
+				var ends []string
+				for _, r := range readAudit(t, f.dir) {
+					switch {
+					case r.Kind != "elicitation":
+					case r.Event == "tool_call_begin":
+						begins++
+					case r.Event == "tool_call_end":
+						ends = append(ends, r.ModelName+"/"+r.Status+"/"+string(r.Result))
+					}
+				}
+				if want := `mcp__demo__elicit/completed/{"action":"accept"},mcp__demo__elicit_url/denied/`; begins != 2 || strings.Join(ends, ",") != want {
+					t.Errorf("audit log: %d elicitation begins, ends %v; want 2 and %s", begins, ends, want)
+				}
 			})
 		}
 	}

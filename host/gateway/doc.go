@@ -43,8 +43,9 @@
 //     that server, else to every session); a downstream elicitation is
 //     forwarded to the client whose call caused it, its form as the
 //     server wrote it (elicitVerbatim), and so is a sampling request
-//     ([Gateway.Sample], serve's forward_sampling), each recorded as an
-//     events.SamplingRequest.
+//     ([Gateway.Sample], serve's forward_sampling), each a request of
+//     the pipeline (kinds elicitation and sampling), so audited like
+//     every other request.
 //   - The user step of approval ([Gateway.AskApproval]): a form
 //     elicitation naming server, tool, arguments and annotations, with the
 //     choices Allow / Allow for this session / Allow and don't ask me

@@ -75,14 +75,26 @@ func TestSamplingReachesTheCallingClientWithForwardSampling(t *testing.T) {
 				}
 			}
 
-			var statuses []string
+			// Each is one request of kind sampling through the pipeline:
+			// one begin, one end, naming the call and its client.
+			var begins int
+			var ends []string
 			for _, r := range readAudit(t, f.dir) {
-				if r.Event == "sampling_request" {
-					statuses = append(statuses, r.Status)
+				if r.Kind != "sampling" {
+					continue
+				}
+				if r.ModelName != "test_sampling" || r.Client == nil || r.Client.Name == "" {
+					t.Errorf("sampling record %+v lacks the call's tool or the client", r)
+				}
+				switch r.Event {
+				case "tool_call_begin":
+					begins++
+				case "tool_call_end":
+					ends = append(ends, r.Status+"/"+r.Decision+"/"+string(r.Result))
 				}
 			}
-			if strings.Join(statuses, ",") != "forwarded,refused" {
-				t.Errorf("audit log sampling_request statuses = %v, want [forwarded refused]", statuses)
+			if want := `completed/approved/{"model":"test-model"},denied/denied/`; begins != 2 || strings.Join(ends, ",") != want {
+				t.Errorf("audit log: %d sampling begins, ends %v; want 2 and %s", begins, ends, want)
 			}
 		})
 	}

@@ -10,6 +10,8 @@
 //   - admit: serve's rate limits; a refusal is a denial whose text says
 //     when to retry;
 //   - pre-hooks: PreToolUse hooks, which may block or rewrite arguments;
+//     for resource reads and prompt gets the hooks that declared
+//     PreResourceRead / PrePromptGet, which may block;
 //   - decide: the approval procedure (modes, remembered approvals,
 //     PermissionRequest hooks, Guardian, the human);
 //   - freshness: the caller's guard that the target did not change while

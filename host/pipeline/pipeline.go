@@ -29,6 +29,12 @@ const (
 	ResourceUnsubscribe Kind = "resource_unsubscribe"
 	PromptGet           Kind = "prompt_get"
 	Completion          Kind = "completion"
+	// Sampling and Elicitation are a server's sampling/createMessage and
+	// elicitation/create forwarded to the upstream client of the call
+	// they belong to (toolgate serve): no server is sent anything; the
+	// request goes the other way.
+	Sampling    Kind = "sampling"
+	Elicitation Kind = "elicitation"
 )
 
 // Stage is one step of the pipeline; a Kind's stages are a set of them.
@@ -51,15 +57,25 @@ const (
 // own and contacts no server. Resource reads, subscriptions, prompt gets
 // and completions are admitted (rate limits) and audited but never put to
 // approval: what a client may read is decided per server by
-// enabled_resources / enabled_prompts. An unsubscribe only undoes what an
-// admitted subscribe did, so it is never refused (nor audited).
+// enabled_resources / enabled_prompts, and for reads and prompt gets by
+// the hooks that declare PreResourceRead / PrePromptGet (the pre-hooks
+// stage). An unsubscribe only undoes what an admitted subscribe did, so
+// it is never refused (nor audited).
 func (k Kind) Stages() Stage {
 	switch k {
 	case ToolCall:
 		return Admit | Begin | PreHooks | Decide | Freshness | Execute | PostHooks | End
 	case Builtin:
 		return Begin | Execute | End
-	case ResourceRead, ResourceSubscribe, PromptGet, Completion:
+	case ResourceRead, PromptGet:
+		return Admit | Begin | PreHooks | Execute | End
+	case ResourceSubscribe, Completion:
+		return Admit | Begin | Execute | End
+	case Sampling, Elicitation:
+		// Admitted by the door's own check (a call to belong to, a client
+		// that can take it), not by serve's limits, which count the
+		// clients' requests; never put to approval: the upstream client
+		// is the one asked.
 		return Admit | Begin | Execute | End
 	case ResourceUnsubscribe:
 		return Execute
@@ -70,9 +86,12 @@ func (k Kind) Stages() Stage {
 // Has reports whether s includes stage t.
 func (s Stage) Has(t Stage) bool { return s&t != 0 }
 
-// Approver decides whether one tool call may run (package approval).
+// Approver decides whether one tool call may run, and runs the hooks of
+// resource reads and prompt gets (package approval).
 type Approver interface {
 	PreToolUse(ctx context.Context, r approval.Request, inputSchema any) (approval.Request, *approval.Decision)
+	PreResourceRead(ctx context.Context, r approval.Request) *approval.Decision
+	PrePromptGet(ctx context.Context, r approval.Request) *approval.Decision
 	Decide(ctx context.Context, r approval.Request) approval.Decision
 	PostToolUse(ctx context.Context, r approval.Request, res approval.PostResult) []string
 }
@@ -93,7 +112,8 @@ type Servers interface {
 }
 
 // Options configures a Pipeline. Approver, Executor and Servers are
-// required for the kinds that use them.
+// required for the kinds that use them; without an Approver, resource
+// reads and prompt gets have no hooks to ask.
 type Options struct {
 	Approver Approver
 	Executor Executor
@@ -170,6 +190,14 @@ type Request struct {
 	Complete *mcp.CompleteParams
 	// Run produces a built-in tool's result.
 	Run func(ctx context.Context) (*mcp.CallToolResult, error)
+
+	// Check is the admit stage of a forwarded request (Sampling,
+	// Elicitation): the door's check that it may be forwarded at all; its
+	// error is the refusal's text.
+	Check func() error
+	// Forward sends a forwarded request upstream; summary (a JSON object,
+	// nil = none) is the result its end record keeps.
+	Forward func(ctx context.Context) (summary json.RawMessage, err error)
 }
 
 // Result is the outcome of a request, whoever ended it.
@@ -275,7 +303,16 @@ func (f *flight) run(ctx context.Context) Result {
 		p.opts.Events.Emit(begin)
 		f.began = true
 	}
-	if f.stages.Has(Admit) && p.opts.Admit != nil {
+	if f.stages.Has(Admit) && (r.Kind == Sampling || r.Kind == Elicitation) {
+		if r.Check != nil {
+			if err := r.Check(); err != nil {
+				f.decided(events.VerdictDenied, stepAdmit)
+				res := f.refused(events.CallDenied, err)
+				res.Decision = approval.Decision{Step: stepAdmit, By: "host", Text: err.Error()}
+				return res
+			}
+		}
+	} else if f.stages.Has(Admit) && p.opts.Admit != nil {
 		name := r.ModelName
 		if name == "" {
 			name = r.Name
@@ -303,13 +340,23 @@ func (f *flight) run(ctx context.Context) Result {
 			Arguments: rawArgs,
 			Caller:    r.Caller,
 			Event:     f.call,
+			URI:       r.URI, PromptArguments: r.PromptArguments,
 		}
 		if t := r.Tool; t != nil {
 			areq.Annotations, areq.Title, areq.Description, areq.InputSchema = t.Annotations, t.Title, t.Description, t.InputSchema
 		}
 		if f.stages.Has(PreHooks) {
 			var blocked *approval.Decision
-			areq, blocked = p.opts.Approver.PreToolUse(ctx, areq, areq.InputSchema)
+			switch {
+			case r.Kind == ResourceRead && p.opts.Approver != nil:
+				blocked = p.opts.Approver.PreResourceRead(ctx, areq)
+			case r.Kind == PromptGet && p.opts.Approver != nil:
+				blocked = p.opts.Approver.PrePromptGet(ctx, areq)
+			case r.Kind == ResourceRead || r.Kind == PromptGet:
+				// No approver, so no hooks to ask.
+			default:
+				areq, blocked = p.opts.Approver.PreToolUse(ctx, areq, areq.InputSchema)
+			}
 			if blocked != nil {
 				f.decided(events.VerdictDenied, blocked.Step)
 				res := f.refused(events.CallDenied, errors.New(blocked.Text))
@@ -373,6 +420,7 @@ func (f *flight) execute(ctx context.Context, args json.RawMessage) Result {
 	p, r := f.p, f.r
 	out := Result{ID: r.ID, Status: events.CallCompleted, Reached: r.Kind != Builtin}
 	var err error
+	var summary json.RawMessage
 	switch r.Kind {
 	case ToolCall:
 		ex := p.opts.Executor.Execute(ctx, execution.Request{
@@ -397,6 +445,12 @@ func (f *flight) execute(ctx context.Context, args json.RawMessage) Result {
 		out.Prompt, err = p.opts.Servers.GetPrompt(ctx, r.Server, r.Name, r.PromptArguments)
 	case Completion:
 		out.Completion, err = p.opts.Servers.Complete(ctx, r.Server, r.Complete)
+	case Sampling, Elicitation:
+		if r.Forward == nil {
+			err = fmt.Errorf("a %s request with nothing to forward", r.Kind)
+			break
+		}
+		summary, err = r.Forward(ctx)
 	}
 	if err != nil {
 		out.Err, out.Status = err, events.CallFailed
@@ -410,6 +464,9 @@ func (f *flight) execute(ctx context.Context, args json.RawMessage) Result {
 		}
 		if out.Raw != nil {
 			ev.Result = execution.EventProjection(out.Raw, nil)
+		}
+		if summary != nil {
+			ev.Result = summary
 		}
 		p.opts.Events.Emit(ev)
 	}

@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -56,6 +57,24 @@ func (s *server) Unsubscribe(_ context.Context, server, uri string) error {
 type approver struct {
 	deny, block string
 	post        int
+	// blockRequests blocks resource reads and prompt gets with its text;
+	// asked records what the request hooks saw.
+	blockRequests string
+	asked         []approval.Request
+}
+
+func (a *approver) preRequest(step string, r approval.Request) *approval.Decision {
+	a.asked = append(a.asked, r)
+	if a.blockRequests != "" {
+		return &approval.Decision{Step: step, By: "policy", Text: a.blockRequests}
+	}
+	return nil
+}
+func (a *approver) PreResourceRead(_ context.Context, r approval.Request) *approval.Decision {
+	return a.preRequest(approval.StepPreResourceRead, r)
+}
+func (a *approver) PrePromptGet(_ context.Context, r approval.Request) *approval.Decision {
+	return a.preRequest(approval.StepPrePromptGet, r)
 }
 
 func (a *approver) PreToolUse(_ context.Context, r approval.Request, _ any) (approval.Request, *approval.Decision) {
@@ -181,6 +200,89 @@ func TestToolCallStages(t *testing.T) {
 	res, srv, rec := run(&approver{}, func() (func(), error) { return func() {}, errors.New("catalog changed") })
 	if res.Status != events.CallFailed || len(srv.got) != 0 || events.Of[events.ToolCallEnd](rec)[0].Error != "catalog changed" {
 		t.Errorf("stale call: %+v, server %v", res, srv.got)
+	}
+}
+
+// TestRequestHooksDenyReadsAndPrompts: the pre-hooks stage of resource
+// reads and prompt gets asks the request hooks with the URI, the prompt's
+// name and arguments and the caller; a block is a denial with the hook's
+// text, recorded with its step, and the request never reaches the server.
+// Subscriptions and completions are not asked.
+func TestRequestHooksDenyReadsAndPrompts(t *testing.T) {
+	caller := &identity.Caller{Subject: "alice"}
+	for _, r := range kinds[1:] {
+		t.Run(string(r.Kind), func(t *testing.T) {
+			rec := &events.Recorder{}
+			srv := &server{}
+			a := &approver{blockRequests: "not for you"}
+			r.PromptArguments = map[string]string{"name": "x"}
+			res := pipeline.New(pipeline.Options{Approver: a, Executor: srv, Servers: srv, Events: rec}).Do(identity.With(t.Context(), caller), r)
+			hooked := r.Kind == pipeline.ResourceRead || r.Kind == pipeline.PromptGet
+			if !hooked {
+				if len(a.asked) != 0 || res.Status != events.CallCompleted {
+					t.Errorf("%s asked the request hooks (%v) or failed: %+v", r.Kind, a.asked, res)
+				}
+				return
+			}
+			if len(a.asked) != 1 || a.asked[0].Caller != caller || a.asked[0].URI != r.URI || a.asked[0].Tool != r.Name ||
+				(r.Kind == pipeline.PromptGet && a.asked[0].PromptArguments["name"] != "x") {
+				t.Fatalf("hooks saw %+v", a.asked)
+			}
+			ends := events.Of[events.ToolCallEnd](rec)
+			want := approval.StepPreResourceRead
+			if r.Kind == pipeline.PromptGet {
+				want = approval.StepPrePromptGet
+			}
+			if res.Status != events.CallDenied || res.Err == nil || res.Err.Error() != "not for you" || len(srv.got) != 0 ||
+				len(ends) != 1 || ends[0].DecisionStep != want || ends[0].Decision != events.VerdictDenied {
+				t.Errorf("result %+v, server got %v, end %+v", res, srv.got, ends)
+			}
+		})
+	}
+}
+
+// TestForwardedRequests: a server's sampling or elicitation forwarded
+// upstream is one request of the pipeline: its own check admits or
+// refuses it (serve's limits do not count it), it is audited with one
+// begin and one end carrying the caller and the forward's summary, and a
+// refused one is never forwarded.
+func TestForwardedRequests(t *testing.T) {
+	caller := &identity.Caller{Subject: "alice"}
+	for _, kind := range []pipeline.Kind{pipeline.Sampling, pipeline.Elicitation} {
+		for _, why := range []string{"", "the client cannot sample"} {
+			t.Run(string(kind)+"/"+why, func(t *testing.T) {
+				rec := &events.Recorder{}
+				forwarded := 0
+				p := pipeline.New(pipeline.Options{Events: rec, Admit: func(*identity.Caller, string) error {
+					t.Error("serve's limits were asked about a forwarded request")
+					return nil
+				}})
+				res := p.Do(t.Context(), pipeline.Request{Kind: kind, Server: "s", ModelName: "s__echo", Caller: caller,
+					Check: func() error {
+						if why != "" {
+							return errors.New(why)
+						}
+						return nil
+					},
+					Forward: func(context.Context) (json.RawMessage, error) {
+						forwarded++
+						return json.RawMessage(`{"model":"m"}`), nil
+					}})
+				begins, ends := events.Of[events.ToolCallBegin](rec), events.Of[events.ToolCallEnd](rec)
+				if len(begins) != 1 || len(ends) != 1 || ends[0].Caller != caller || ends[0].Call.Kind != string(kind) {
+					t.Fatalf("records %v", rec.Events())
+				}
+				if why != "" {
+					if !res.Refused() || res.Err.Error() != why || forwarded != 0 || ends[0].Decision != events.VerdictDenied || ends[0].Error != why {
+						t.Errorf("refused: %+v, forwarded %d, end %+v", res, forwarded, ends[0])
+					}
+					return
+				}
+				if res.Status != events.CallCompleted || forwarded != 1 || string(ends[0].Result) != `{"model":"m"}` {
+					t.Errorf("forwarded: %+v, %d times, end %+v", res, forwarded, ends[0])
+				}
+			})
+		}
 	}
 }
 

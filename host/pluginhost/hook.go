@@ -25,6 +25,8 @@ const (
 	EventPreToolUse        = "PreToolUse"
 	EventPermissionRequest = "PermissionRequest"
 	EventPostToolUse       = "PostToolUse"
+	EventPreResourceRead   = "PreResourceRead"
+	EventPrePromptGet      = "PrePromptGet"
 )
 
 // Hook adapts a hook plugin block to approval.Hook (PermissionRequest),
@@ -233,9 +235,59 @@ func (h *Hook) Matches(r approval.Request) bool {
 }
 
 var (
-	_ approval.PreToolUseHook  = (*Hook)(nil)
-	_ approval.PostToolUseHook = (*Hook)(nil)
+	_ approval.PreToolUseHook   = (*Hook)(nil)
+	_ approval.PostToolUseHook  = (*Hook)(nil)
+	_ approval.ResourceReadHook = (*Hook)(nil)
+	_ approval.PromptGetHook    = (*Hook)(nil)
 )
+
+// PreResourceRead asks the plugin whether a resource read may go on. The
+// SDK client answers "continue" without a call when the plugin did not
+// declare the event (a plugin older than it, say).
+func (h *Hook) PreResourceRead(ctx context.Context, r approval.Request) (approval.PreVerdict, error) {
+	return h.preRequest(ctx, EventPreResourceRead, r, func(ctx context.Context, c *hook.Client) (hook.PreToolUseResult, error) {
+		req := hook.ResourceRequest{Server: r.Server, URI: r.URI, SessionID: r.SessionID, CallID: r.CallID,
+			Cwd: h.cwd, Caller: sdkCaller(r.Caller)}
+		if r.ModelName != r.URI {
+			req.ClientURI = r.ModelName
+		}
+		return c.PreResourceRead(ctx, req)
+	})
+}
+
+// PrePromptGet asks the plugin whether a prompt get may go on.
+func (h *Hook) PrePromptGet(ctx context.Context, r approval.Request) (approval.PreVerdict, error) {
+	return h.preRequest(ctx, EventPrePromptGet, r, func(ctx context.Context, c *hook.Client) (hook.PreToolUseResult, error) {
+		return c.PrePromptGet(ctx, hook.PromptRequest{Server: r.Server, Prompt: r.Tool, ModelName: r.ModelName,
+			Arguments: r.PromptArguments, SessionID: r.SessionID, CallID: r.CallID, Cwd: h.cwd, Caller: sdkCaller(r.Caller)})
+	})
+}
+
+func (h *Hook) preRequest(ctx context.Context, event string, r approval.Request, ask func(context.Context, *hook.Client) (hook.PreToolUseResult, error)) (approval.PreVerdict, error) {
+	if h.badMatch != nil {
+		return approval.PreVerdict{}, h.badMatch
+	}
+	if !h.Applies(event, r) {
+		return approval.PreVerdict{}, nil
+	}
+	ctx, cancel, timeout := bound(ctx, callTimeout(h.block))
+	defer cancel()
+	c, p, err := h.client(ctx)
+	if err != nil {
+		return approval.PreVerdict{}, timeout.failed(h.in, p, err)
+	}
+	res, err := ask(ctx, c)
+	if err != nil {
+		return approval.PreVerdict{}, timeout.failed(h.in, p, err)
+	}
+	switch res.Action {
+	case hook.ActionContinue:
+		return approval.PreVerdict{Action: approval.PreContinue}, nil
+	case hook.ActionBlock:
+		return approval.PreVerdict{Action: approval.PreBlock, Reason: res.Reason}, nil
+	}
+	return approval.PreVerdict{}, fmt.Errorf("%w: action %s", sdk.ErrBadResponse, res.Action)
+}
 
 func (h *Hook) client(ctx context.Context) (*hook.Client, *process, error) {
 	p, err := h.in.acquire(ctx)

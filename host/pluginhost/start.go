@@ -320,6 +320,8 @@ var hookEventCapabilities = map[string]hook.Event{
 	EventPreToolUse:        hook.EventPreToolUse,
 	EventPermissionRequest: hook.EventPermissionRequest,
 	EventPostToolUse:       hook.EventPostToolUse,
+	EventPreResourceRead:   hook.EventPreResourceRead,
+	EventPrePromptGet:      hook.EventPrePromptGet,
 }
 
 // checkHookEvents refuses a hook block whose events list names an event
@@ -337,7 +339,7 @@ func checkHookEvents(name string, block config.Plugin, info sdk.Info) error {
 		return nil
 	}
 	var handled []string
-	for _, ev := range []string{EventPreToolUse, EventPermissionRequest, EventPostToolUse} {
+	for _, ev := range []string{EventPreToolUse, EventPermissionRequest, EventPostToolUse, EventPreResourceRead, EventPrePromptGet} {
 		if info.Has(string(hookEventCapabilities[ev])) {
 			handled = append(handled, ev)
 		}

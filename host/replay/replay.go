@@ -244,11 +244,14 @@ type pending struct {
 	req approval.Request
 }
 
-// Steps whose denials are not the approval chain's: admission and the
-// audit gate. Calls they refused are not replayed.
+// Steps whose denials are not the approval chain's: admission, the
+// audit gate, and the hooks of resource reads and prompt gets (which are
+// not tool calls). Calls they refused are not replayed.
 var notReplayed = map[string]string{
-	approval.StepAudit: "refused because the audit log could not be written",
-	"rate_limit":       "refused by a rate limit before approval",
+	approval.StepAudit:           "refused because the audit log could not be written",
+	"rate_limit":                 "refused by a rate limit before approval",
+	approval.StepPreResourceRead: "a resource read a hook decided (not a tool call)",
+	approval.StepPrePromptGet:    "a prompt get a hook decided (not a tool call)",
 }
 
 // Run replays the calls recorded in files, in order. It reads the ledger

@@ -58,7 +58,7 @@ func (c *Client) Info(ctx context.Context) (sdk.Info, error) {
 		return sdk.Info{}, err
 	}
 	var events []Event
-	for _, e := range AllEvents {
+	for _, e := range slices.Concat(AllEvents, requestEvents) {
 		if info.Has(string(e)) {
 			events = append(events, e)
 		}
@@ -79,12 +79,61 @@ func (c *Client) Configure(ctx context.Context, config json.RawMessage) ([]sdk.D
 	return c.plugin.Configure(ctx, config)
 }
 
-// Handles reports whether the plugin handles e: true until Info has told
-// otherwise.
+// Handles reports whether the plugin handles e: for the events of
+// [AllEvents] true until Info has told otherwise; for the request events
+// only once Info has listed them, since a plugin older than them would
+// fail the call.
 func (c *Client) Handles(e Event) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.events == nil || slices.Contains(c.events, e)
+	if c.events == nil {
+		return !slices.Contains(requestEvents, e)
+	}
+	return slices.Contains(c.events, e)
+}
+
+// PreResourceRead asks the plugin whether a resource read may go on; a
+// plugin that did not list EventPreResourceRead is not asked.
+func (c *Client) PreResourceRead(ctx context.Context, req ResourceRequest) (PreToolUseResult, error) {
+	if !c.Handles(EventPreResourceRead) {
+		return Continue(), nil
+	}
+	resp, err := c.rpc.PreResourceRead(ctx, &hookv1.PreResourceReadRequest{Read: &hookv1.ResourceRead{
+		Server: req.Server, Uri: req.URI, ModelUri: req.ClientURI, SessionId: req.SessionID, CallId: req.CallID,
+		Cwd: req.Cwd, Caller: wire.CallerToPB(req.Caller),
+	}})
+	if err != nil {
+		return PreToolUseResult{}, fmt.Errorf("calling hook PreResourceRead: %w", wire.FromRPC(ctx, err, c.exited))
+	}
+	switch a := resp.GetAction().(type) {
+	case *hookv1.PreResourceReadResponse_ContinueRequest:
+		return Continue(), nil
+	case *hookv1.PreResourceReadResponse_Block:
+		return Block(a.Block.GetReason()), nil
+	}
+	return PreToolUseResult{}, fmt.Errorf("calling hook PreResourceRead: %w", wire.BadResponse("no action (continue or block) set"))
+}
+
+// PrePromptGet asks the plugin whether a prompt get may go on; a plugin
+// that did not list EventPrePromptGet is not asked.
+func (c *Client) PrePromptGet(ctx context.Context, req PromptRequest) (PreToolUseResult, error) {
+	if !c.Handles(EventPrePromptGet) {
+		return Continue(), nil
+	}
+	resp, err := c.rpc.PrePromptGet(ctx, &hookv1.PrePromptGetRequest{Get: &hookv1.PromptGet{
+		Server: req.Server, Prompt: req.Prompt, ModelName: req.ModelName, Arguments: req.Arguments,
+		SessionId: req.SessionID, CallId: req.CallID, Cwd: req.Cwd, Caller: wire.CallerToPB(req.Caller),
+	}})
+	if err != nil {
+		return PreToolUseResult{}, fmt.Errorf("calling hook PrePromptGet: %w", wire.FromRPC(ctx, err, c.exited))
+	}
+	switch a := resp.GetAction().(type) {
+	case *hookv1.PrePromptGetResponse_ContinueRequest:
+		return Continue(), nil
+	case *hookv1.PrePromptGetResponse_Block:
+		return Block(a.Block.GetReason()), nil
+	}
+	return PreToolUseResult{}, fmt.Errorf("calling hook PrePromptGet: %w", wire.BadResponse("no action (continue or block) set"))
 }
 
 // PreToolUse asks the plugin what to do with a proposed call.

@@ -50,16 +50,72 @@ const (
 	EventPreToolUse        Event = "pre_tool_use"
 	EventPermissionRequest Event = "permission_request"
 	EventPostToolUse       Event = "post_tool_use"
+	// EventPreResourceRead and EventPrePromptGet are the events of
+	// [ResourceReadHook] and [PromptGetHook]; a hook handles them only
+	// when it implements that interface.
+	EventPreResourceRead Event = "pre_resource_read"
+	EventPrePromptGet    Event = "pre_prompt_get"
 )
 
-// AllEvents lists every event, in the order the host runs them.
+// AllEvents lists the tool-call events every [Hook] handles, in the order
+// the host runs them. The request events (EventPreResourceRead,
+// EventPrePromptGet) are not in it: they belong to optional interfaces,
+// so that a hook written before they existed is never asked about them.
 var AllEvents = []Event{EventPreToolUse, EventPermissionRequest, EventPostToolUse}
 
 // EventLister may be implemented by a hook that handles only some events.
 // The host calls the hook only for the events listed. Without it, the hook
-// is called for every event.
+// is called for every event of [AllEvents], and for the request events of
+// the optional interfaces it implements.
 type EventLister interface {
 	Events() []Event
+}
+
+// ResourceReadHook is implemented by a hook that decides on the
+// resources/read requests of clients, before they reach the server. It
+// answers [Continue] or [Block] (a rewrite is refused as a bad answer).
+// There is no approval after it: reads are never put to a reviewer.
+type ResourceReadHook interface {
+	PreResourceRead(ctx context.Context, req ResourceRequest) (PreToolUseResult, error)
+}
+
+// PromptGetHook is implemented by a hook that decides on the prompts/get
+// requests of clients, before they reach the server. It answers
+// [Continue] or [Block].
+type PromptGetHook interface {
+	PrePromptGet(ctx context.Context, req PromptRequest) (PreToolUseResult, error)
+}
+
+// ResourceRequest describes one resources/read a client sent.
+type ResourceRequest struct {
+	// Server is the name of the server block that owns the resource.
+	Server string
+	// URI is the resource's URI as its server knows it; ClientURI is the
+	// one the client used when the host rewrote it ("" when the same).
+	URI, ClientURI string
+	// SessionID identifies the host session; CallID this request.
+	SessionID, CallID string
+	// Cwd is the session's working directory.
+	Cwd string
+	// Caller is who asked; nil when the host does not know.
+	Caller *sdk.Caller
+}
+
+// PromptRequest describes one prompts/get a client sent.
+type PromptRequest struct {
+	// Server is the name of the server block that owns the prompt.
+	Server string
+	// Prompt is the prompt's name on its server; ModelName the name the
+	// client used.
+	Prompt, ModelName string
+	// Arguments are the prompt's arguments.
+	Arguments map[string]string
+	// SessionID identifies the host session; CallID this request.
+	SessionID, CallID string
+	// Cwd is the session's working directory.
+	Cwd string
+	// Caller is who asked; nil when the host does not know.
+	Caller *sdk.Caller
 }
 
 // Request describes one call the model proposed.

@@ -3,6 +3,7 @@ package hook
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -56,6 +57,8 @@ type GRPCPlugin struct {
 var (
 	_ plugin.GRPCPlugin = (*GRPCPlugin)(nil)
 	_ Hook              = (*Client)(nil)
+	_ ResourceReadHook  = (*Client)(nil)
+	_ PromptGetHook     = (*Client)(nil)
 	_ Hook              = Base{}
 )
 
@@ -81,14 +84,42 @@ func (p *GRPCPlugin) GRPCClient(exited context.Context, _ *plugin.GRPCBroker, co
 	return NewClient(conn, exited), nil
 }
 
+// requestEvents are the events of the optional interfaces, each with the
+// test of whether a hook implements it.
+var requestEvents = []Event{EventPreResourceRead, EventPrePromptGet}
+
+func implements(impl Hook, e Event) bool {
+	switch e {
+	case EventPreResourceRead:
+		_, ok := impl.(ResourceReadHook)
+		return ok
+	case EventPrePromptGet:
+		_, ok := impl.(PromptGetHook)
+		return ok
+	}
+	return true
+}
+
+// capabilities are the events the hook declares in its Info: the ones it
+// lists, or all it implements. A listed request event whose interface
+// the hook does not implement is left out: the host would be told the
+// hook decides what it cannot.
 func capabilities(impl Hook) []string {
 	events := AllEvents
 	if l, ok := impl.(EventLister); ok {
 		events = l.Events()
+	} else {
+		for _, e := range requestEvents {
+			if implements(impl, e) {
+				events = append(slices.Clip(events), e)
+			}
+		}
 	}
 	caps := make([]string, 0, len(events))
 	for _, e := range events {
-		caps = append(caps, string(e))
+		if implements(impl, e) {
+			caps = append(caps, string(e))
+		}
 	}
 	return caps
 }

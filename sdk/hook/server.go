@@ -49,6 +49,59 @@ func (s *server) PostToolUse(ctx context.Context, req *hookv1.PostToolUseRequest
 	return &hookv1.PostToolUseResponse{Note: res.Note}, nil
 }
 
+// PreResourceRead calls the hook's [ResourceReadHook]; a hook without one
+// answers Unimplemented, as a plugin older than the event does (the host
+// asks only hooks that listed it).
+func (s *server) PreResourceRead(ctx context.Context, req *hookv1.PreResourceReadRequest) (resp *hookv1.PreResourceReadResponse, err error) {
+	defer wire.Recover(s.log, "PreResourceRead", &err)
+	h, ok := s.impl.(ResourceReadHook)
+	if !ok {
+		return s.UnimplementedHookServiceServer.PreResourceRead(ctx, req)
+	}
+	r := req.GetRead()
+	res, err := h.PreResourceRead(ctx, ResourceRequest{
+		Server: r.GetServer(), URI: r.GetUri(), ClientURI: r.GetModelUri(), SessionID: r.GetSessionId(),
+		CallID: r.GetCallId(), Cwd: r.GetCwd(), Caller: wire.CallerFromPB(r.GetCaller()),
+	})
+	if err != nil {
+		return nil, wire.ToStatus(err)
+	}
+	resp = &hookv1.PreResourceReadResponse{}
+	switch res.Action {
+	case ActionContinue:
+		resp.Action = &hookv1.PreResourceReadResponse_ContinueRequest{ContinueRequest: &hookv1.Continue{}}
+	case ActionBlock:
+		resp.Action = &hookv1.PreResourceReadResponse_Block{Block: &hookv1.Block{Reason: res.Reason}}
+	}
+	// A rewrite goes out with no action set; the host refuses it.
+	return resp, nil
+}
+
+// PrePromptGet calls the hook's [PromptGetHook], like PreResourceRead.
+func (s *server) PrePromptGet(ctx context.Context, req *hookv1.PrePromptGetRequest) (resp *hookv1.PrePromptGetResponse, err error) {
+	defer wire.Recover(s.log, "PrePromptGet", &err)
+	h, ok := s.impl.(PromptGetHook)
+	if !ok {
+		return s.UnimplementedHookServiceServer.PrePromptGet(ctx, req)
+	}
+	g := req.GetGet()
+	res, err := h.PrePromptGet(ctx, PromptRequest{
+		Server: g.GetServer(), Prompt: g.GetPrompt(), ModelName: g.GetModelName(), Arguments: g.GetArguments(),
+		SessionID: g.GetSessionId(), CallID: g.GetCallId(), Cwd: g.GetCwd(), Caller: wire.CallerFromPB(g.GetCaller()),
+	})
+	if err != nil {
+		return nil, wire.ToStatus(err)
+	}
+	resp = &hookv1.PrePromptGetResponse{}
+	switch res.Action {
+	case ActionContinue:
+		resp.Action = &hookv1.PrePromptGetResponse_ContinueRequest{ContinueRequest: &hookv1.Continue{}}
+	case ActionBlock:
+		resp.Action = &hookv1.PrePromptGetResponse_Block{Block: &hookv1.Block{Reason: res.Reason}}
+	}
+	return resp, nil
+}
+
 func requestFromPB(c *hookv1.ToolCall) Request {
 	return Request{
 		Server:          c.GetServer(),

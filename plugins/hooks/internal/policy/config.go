@@ -16,9 +16,11 @@ import (
 // The JSON the host sends, shaped by schema(). Pointers tell an absent
 // (null) attribute from an empty one.
 type configJSON struct {
-	Default        *string    `json:"default"`
-	DefaultMessage *string    `json:"default_message"`
-	Rule           []ruleJSON `json:"rule"`
+	Default        *string                `json:"default"`
+	DefaultMessage *string                `json:"default_message"`
+	Rule           []ruleJSON             `json:"rule"`
+	Resource       map[string]requestJSON `json:"resource"`
+	Prompt         map[string]requestJSON `json:"prompt"`
 }
 
 type ruleJSON struct {
@@ -77,6 +79,8 @@ func compile(raw json.RawMessage, diags *configdiag.Set) *ruleSet {
 			set.rules = append(set.rules, *r)
 		}
 	}
+	set.resources, _ = compileRequestRules("resource", cfg.Resource, diags)
+	set.prompts, _ = compileRequestRules("prompt", cfg.Prompt, diags)
 	if diags.HasErrors() {
 		return nil
 	}
@@ -85,7 +89,7 @@ func compile(raw json.RawMessage, diags *configdiag.Set) *ruleSet {
 
 func compileRule(index int, rj ruleJSON, diags *configdiag.Set) *rule {
 	at := func(parts ...any) []string { return configdiag.Path(append([]any{"rule", index}, parts...)...) }
-	r := &rule{index: index, name: deref(rj.Name), events: eventBoth}
+	r := &rule{index: index, name: deref(rj.Name), events: eventAll}
 	r.verdict.source = r.label()
 	ok := true
 
@@ -110,15 +114,19 @@ func compileRule(index int, rj ruleJSON, diags *configdiag.Set) *rule {
 				r.events |= eventPermission
 			case hook.EventPreToolUse:
 				r.events |= eventPreToolUse
+			case hook.EventPreResourceRead:
+				r.events |= eventResourceRead
+			case hook.EventPrePromptGet:
+				r.events |= eventPromptGet
 			default:
 				diags.Error(at("events"), "Unknown event",
-					fmt.Sprintf(`events may list "permission_request" and "pre_tool_use", not %q.`, e))
+					fmt.Sprintf(`events may list "permission_request", "pre_tool_use", "pre_resource_read" and "pre_prompt_get", not %q.`, e))
 				ok = false
 			}
 		}
 		if len(rj.Events) == 0 {
 			diags.Error(at("events"), "Empty event list",
-				`An empty events list makes the rule apply to nothing; remove the attribute to apply the rule to both events.`)
+				`An empty events list makes the rule apply to nothing; remove the attribute to apply the rule to every event.`)
 			ok = false
 		}
 	}
@@ -295,13 +303,17 @@ func (r *rule) label() string {
 	return "rule " + strconv.Itoa(r.index+1)
 }
 
-// eventSet says which events a rule applies to.
+// eventSet says which events a rule applies to. A rule applies to the
+// request events (resource reads, prompt gets) only when it is about
+// callers only (see ruleSet.decideRequest).
 type eventSet uint8
 
 const (
 	eventPermission eventSet = 1 << iota
 	eventPreToolUse
-	eventBoth = eventPermission | eventPreToolUse
+	eventResourceRead
+	eventPromptGet
+	eventAll = eventPermission | eventPreToolUse | eventResourceRead | eventPromptGet
 )
 
 func (s eventSet) has(e eventSet) bool { return s&e != 0 }

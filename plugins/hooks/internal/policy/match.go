@@ -18,6 +18,9 @@ import (
 type ruleSet struct {
 	rules    []rule
 	fallback verdict
+	// resources and prompts are the resource "glob" {} and prompt "glob"
+	// {} blocks, sorted by glob.
+	resources, prompts []requestRule
 }
 
 type rule struct {

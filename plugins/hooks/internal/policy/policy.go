@@ -21,9 +21,11 @@ type Policy struct {
 
 // Interfaces the plugin implements, checked at compile time.
 var (
-	_ hook.Hook        = (*Policy)(nil)
-	_ hook.EventLister = (*Policy)(nil)
-	_ sdk.Configurer   = (*Policy)(nil)
+	_ hook.Hook             = (*Policy)(nil)
+	_ hook.EventLister      = (*Policy)(nil)
+	_ hook.ResourceReadHook = (*Policy)(nil)
+	_ hook.PromptGetHook    = (*Policy)(nil)
+	_ sdk.Configurer        = (*Policy)(nil)
 )
 
 // New returns an unconfigured policy hook; nil logger discards logs.
@@ -36,7 +38,7 @@ func New(logger hclog.Logger) *Policy {
 
 // Events lists the events the policy decides; it never sees PostToolUse.
 func (*Policy) Events() []hook.Event {
-	return []hook.Event{hook.EventPreToolUse, hook.EventPermissionRequest}
+	return []hook.Event{hook.EventPreToolUse, hook.EventPermissionRequest, hook.EventPreResourceRead, hook.EventPrePromptGet}
 }
 
 // ConfigSchema describes the config block (see the package README).
@@ -100,7 +102,7 @@ func (p *Policy) logDecision(event string, req hook.Request, v verdict) {
 // them). The version changes when the plugin's behaviour or config does.
 const (
 	Name    = "toolgate-hook-policy"
-	Version = "0.1.0"
+	Version = "0.2.0"
 )
 
 // Identity names the plugin in Info.

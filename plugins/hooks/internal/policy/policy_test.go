@@ -297,7 +297,7 @@ func TestInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []string{"pre_tool_use", "permission_request", sdk.CapabilityConfigure} {
+	for _, c := range []string{"pre_tool_use", "permission_request", "pre_resource_read", "pre_prompt_get", sdk.CapabilityConfigure} {
 		if !info.Has(c) {
 			t.Errorf("Info.Capabilities = %v, missing %q", info.Capabilities, c)
 		}
@@ -305,8 +305,9 @@ func TestInfo(t *testing.T) {
 	if info.Has("post_tool_use") {
 		t.Errorf("the policy must not be called for post_tool_use")
 	}
-	if info.ConfigSchema == nil || len(info.ConfigSchema.Blocks) != 1 || info.ConfigSchema.Blocks[0].TypeName != "rule" {
-		t.Errorf("ConfigSchema = %+v, want a rule block", info.ConfigSchema)
+	if info.ConfigSchema == nil || len(info.ConfigSchema.Blocks) != 3 || info.ConfigSchema.Blocks[0].TypeName != "rule" ||
+		info.ConfigSchema.Blocks[1].TypeName != "resource" || info.ConfigSchema.Blocks[2].TypeName != "prompt" {
+		t.Errorf("ConfigSchema = %+v, want rule, resource and prompt blocks", info.ConfigSchema)
 	}
 }
 

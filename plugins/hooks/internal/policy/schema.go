@@ -41,13 +41,25 @@ func schema() sdk.ConfigSchema {
 			{Name: "tool", Type: sdk.TypeString, Description: `Glob over the tool's raw name ("delete_*", "github/**"): * matches any run except "/", ** also crosses "/".`},
 			{Name: "decision", Type: sdk.TypeString, Required: true, Description: `"allow", "deny" or "ask" (leave it to the reviewer).`},
 			{Name: "message", Type: sdk.TypeString, Description: "For deny: the text the model gets. For allow: recorded with the approval."},
-			{Name: "events", Type: sdk.ListOf(sdk.TypeString), Description: `Events the rule applies to: "permission_request", "pre_tool_use". Default: both.`},
+			{Name: "events", Type: sdk.ListOf(sdk.TypeString), Description: `Events the rule applies to: "permission_request", "pre_tool_use", and for rules about callers only "pre_resource_read", "pre_prompt_get". Default: all.`},
 		},
 		Blocks: []sdk.NestedBlock{
 			{TypeName: "annotations", Nesting: sdk.NestingSingle, Block: annotations, Description: "Match the tool's MCP annotations; only the attributes set are compared."},
 			{TypeName: "caller", Nesting: sdk.NestingSingle, Block: caller, Description: "Match who made the call (toolgate serve with auth); every attribute set must match. A call with no known caller never matches."},
 			{TypeName: "argument", Nesting: sdk.NestingList, Block: argument, Description: "Match an argument value; every argument block of a rule must match. Each block sets exactly one of outside_dir, host_not_in, regex."},
 		},
+	}
+	request := func(what string) sdk.ConfigSchema {
+		return sdk.ConfigSchema{
+			Attributes: []sdk.Attribute{
+				{Name: "server", Type: sdk.TypeString, Description: `Glob over the server block's name; unset: any server.`},
+				{Name: "decision", Type: sdk.TypeString, Required: true, Description: `"deny" refuses the ` + what + `; "allow" lets it go on without consulting the caller rules. A deny wins over an allow.`},
+				{Name: "message", Type: sdk.TypeString, Description: "For deny: the text the client gets."},
+			},
+			Blocks: []sdk.NestedBlock{
+				{TypeName: "caller", Nesting: sdk.NestingSingle, Block: caller, Description: "Match who asked; every attribute set must match."},
+			},
+		}
 	}
 	return sdk.ConfigSchema{
 		Attributes: []sdk.Attribute{
@@ -56,6 +68,8 @@ func schema() sdk.ConfigSchema {
 		},
 		Blocks: []sdk.NestedBlock{
 			{TypeName: "rule", Nesting: sdk.NestingList, Block: rule, Description: "A rule; the first rule that matches a call decides."},
+			{TypeName: "resource", Nesting: sdk.NestingMap, Block: request("read"), Description: `Decide resource reads whose raw URI matches the label's glob ("file:///etc/**").`},
+			{TypeName: "prompt", Nesting: sdk.NestingMap, Block: request("prompt get"), Description: `Decide prompt gets whose raw prompt name matches the label's glob.`},
 		},
 	}
 }

@@ -4,8 +4,10 @@
 //
 // A hook serves toolgate.plugin.v1.PluginService and HookService. It may
 // handle only some events: InfoResponse.capabilities lists the ones it
-// handles ("pre_tool_use", "permission_request", "post_tool_use"), and the
-// host calls only those. Every call carries the host's deadline; a hook that
+// handles ("pre_tool_use", "permission_request", "post_tool_use",
+// "pre_resource_read", "pre_prompt_get"), and the host calls only those: a
+// plugin built before PreResourceRead and PrePromptGet existed never lists
+// them and is never asked about resource reads or prompt gets. Every call carries the host's deadline; a hook that
 // fails, times out or breaks the contract counts as failed, and the host
 // then denies the call or skips the hook as the user configured (on_error).
 
@@ -831,6 +833,485 @@ func (x *PostToolUseResponse) GetNote() string {
 	return ""
 }
 
+// ResourceRead describes one resources/read a client sent.
+type ResourceRead struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// server is the name of the server block that owns the resource.
+	Server string `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	// uri is the resource's URI as the server knows it (sent on the wire).
+	Uri string `protobuf:"bytes,2,opt,name=uri,proto3" json:"uri,omitempty"`
+	// model_uri is the URI the client used (the gateway may rewrite URIs to
+	// tell servers apart); empty when it is the same as uri.
+	ModelUri string `protobuf:"bytes,3,opt,name=model_uri,json=modelUri,proto3" json:"model_uri,omitempty"`
+	// session_id identifies the host session.
+	SessionId string `protobuf:"bytes,4,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// call_id identifies this request; its audit records carry it.
+	CallId string `protobuf:"bytes,5,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// cwd is the host's working directory for the session.
+	Cwd string `protobuf:"bytes,6,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	// caller is who asked; unset when the host does not know.
+	Caller        *pluginv1.Caller `protobuf:"bytes,7,opt,name=caller,proto3" json:"caller,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceRead) Reset() {
+	*x = ResourceRead{}
+	mi := &file_toolgate_hook_v1_hook_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceRead) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceRead) ProtoMessage() {}
+
+func (x *ResourceRead) ProtoReflect() protoreflect.Message {
+	mi := &file_toolgate_hook_v1_hook_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceRead.ProtoReflect.Descriptor instead.
+func (*ResourceRead) Descriptor() ([]byte, []int) {
+	return file_toolgate_hook_v1_hook_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ResourceRead) GetServer() string {
+	if x != nil {
+		return x.Server
+	}
+	return ""
+}
+
+func (x *ResourceRead) GetUri() string {
+	if x != nil {
+		return x.Uri
+	}
+	return ""
+}
+
+func (x *ResourceRead) GetModelUri() string {
+	if x != nil {
+		return x.ModelUri
+	}
+	return ""
+}
+
+func (x *ResourceRead) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ResourceRead) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *ResourceRead) GetCwd() string {
+	if x != nil {
+		return x.Cwd
+	}
+	return ""
+}
+
+func (x *ResourceRead) GetCaller() *pluginv1.Caller {
+	if x != nil {
+		return x.Caller
+	}
+	return nil
+}
+
+// PreResourceReadRequest asks whether a resource read may go on.
+type PreResourceReadRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// read is the proposed read.
+	Read          *ResourceRead `protobuf:"bytes,1,opt,name=read,proto3" json:"read,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PreResourceReadRequest) Reset() {
+	*x = PreResourceReadRequest{}
+	mi := &file_toolgate_hook_v1_hook_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PreResourceReadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PreResourceReadRequest) ProtoMessage() {}
+
+func (x *PreResourceReadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_toolgate_hook_v1_hook_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PreResourceReadRequest.ProtoReflect.Descriptor instead.
+func (*PreResourceReadRequest) Descriptor() ([]byte, []int) {
+	return file_toolgate_hook_v1_hook_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *PreResourceReadRequest) GetRead() *ResourceRead {
+	if x != nil {
+		return x.Read
+	}
+	return nil
+}
+
+// PreResourceReadResponse says what to do with the read. Exactly one
+// action must be set.
+type PreResourceReadResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// action is the hook's verdict.
+	//
+	// Types that are valid to be assigned to Action:
+	//
+	//	*PreResourceReadResponse_ContinueRequest
+	//	*PreResourceReadResponse_Block
+	Action        isPreResourceReadResponse_Action `protobuf_oneof:"action"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PreResourceReadResponse) Reset() {
+	*x = PreResourceReadResponse{}
+	mi := &file_toolgate_hook_v1_hook_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PreResourceReadResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PreResourceReadResponse) ProtoMessage() {}
+
+func (x *PreResourceReadResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_toolgate_hook_v1_hook_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PreResourceReadResponse.ProtoReflect.Descriptor instead.
+func (*PreResourceReadResponse) Descriptor() ([]byte, []int) {
+	return file_toolgate_hook_v1_hook_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *PreResourceReadResponse) GetAction() isPreResourceReadResponse_Action {
+	if x != nil {
+		return x.Action
+	}
+	return nil
+}
+
+func (x *PreResourceReadResponse) GetContinueRequest() *Continue {
+	if x != nil {
+		if x, ok := x.Action.(*PreResourceReadResponse_ContinueRequest); ok {
+			return x.ContinueRequest
+		}
+	}
+	return nil
+}
+
+func (x *PreResourceReadResponse) GetBlock() *Block {
+	if x != nil {
+		if x, ok := x.Action.(*PreResourceReadResponse_Block); ok {
+			return x.Block
+		}
+	}
+	return nil
+}
+
+type isPreResourceReadResponse_Action interface {
+	isPreResourceReadResponse_Action()
+}
+
+type PreResourceReadResponse_ContinueRequest struct {
+	// continue_request lets the read go on.
+	ContinueRequest *Continue `protobuf:"bytes,1,opt,name=continue_request,json=continueRequest,proto3,oneof"`
+}
+
+type PreResourceReadResponse_Block struct {
+	// block refuses it; the reason is the client's error text.
+	Block *Block `protobuf:"bytes,2,opt,name=block,proto3,oneof"`
+}
+
+func (*PreResourceReadResponse_ContinueRequest) isPreResourceReadResponse_Action() {}
+
+func (*PreResourceReadResponse_Block) isPreResourceReadResponse_Action() {}
+
+// PromptGet describes one prompts/get a client sent.
+type PromptGet struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// server is the name of the server block that owns the prompt.
+	Server string `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	// prompt is the prompt's name as the server knows it.
+	Prompt string `protobuf:"bytes,2,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	// model_name is the name the client used (the gateway prefixes prompt
+	// names with their server's).
+	ModelName string `protobuf:"bytes,3,opt,name=model_name,json=modelName,proto3" json:"model_name,omitempty"`
+	// arguments are the prompt's arguments.
+	Arguments map[string]string `protobuf:"bytes,4,rep,name=arguments,proto3" json:"arguments,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// session_id identifies the host session.
+	SessionId string `protobuf:"bytes,5,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// call_id identifies this request; its audit records carry it.
+	CallId string `protobuf:"bytes,6,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// cwd is the host's working directory for the session.
+	Cwd string `protobuf:"bytes,7,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	// caller is who asked; unset when the host does not know.
+	Caller        *pluginv1.Caller `protobuf:"bytes,8,opt,name=caller,proto3" json:"caller,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PromptGet) Reset() {
+	*x = PromptGet{}
+	mi := &file_toolgate_hook_v1_hook_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PromptGet) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PromptGet) ProtoMessage() {}
+
+func (x *PromptGet) ProtoReflect() protoreflect.Message {
+	mi := &file_toolgate_hook_v1_hook_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PromptGet.ProtoReflect.Descriptor instead.
+func (*PromptGet) Descriptor() ([]byte, []int) {
+	return file_toolgate_hook_v1_hook_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *PromptGet) GetServer() string {
+	if x != nil {
+		return x.Server
+	}
+	return ""
+}
+
+func (x *PromptGet) GetPrompt() string {
+	if x != nil {
+		return x.Prompt
+	}
+	return ""
+}
+
+func (x *PromptGet) GetModelName() string {
+	if x != nil {
+		return x.ModelName
+	}
+	return ""
+}
+
+func (x *PromptGet) GetArguments() map[string]string {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+func (x *PromptGet) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *PromptGet) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *PromptGet) GetCwd() string {
+	if x != nil {
+		return x.Cwd
+	}
+	return ""
+}
+
+func (x *PromptGet) GetCaller() *pluginv1.Caller {
+	if x != nil {
+		return x.Caller
+	}
+	return nil
+}
+
+// PrePromptGetRequest asks whether a prompt get may go on.
+type PrePromptGetRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// get is the proposed prompt get.
+	Get           *PromptGet `protobuf:"bytes,1,opt,name=get,proto3" json:"get,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PrePromptGetRequest) Reset() {
+	*x = PrePromptGetRequest{}
+	mi := &file_toolgate_hook_v1_hook_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PrePromptGetRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PrePromptGetRequest) ProtoMessage() {}
+
+func (x *PrePromptGetRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_toolgate_hook_v1_hook_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PrePromptGetRequest.ProtoReflect.Descriptor instead.
+func (*PrePromptGetRequest) Descriptor() ([]byte, []int) {
+	return file_toolgate_hook_v1_hook_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *PrePromptGetRequest) GetGet() *PromptGet {
+	if x != nil {
+		return x.Get
+	}
+	return nil
+}
+
+// PrePromptGetResponse says what to do with the prompt get. Exactly one
+// action must be set.
+type PrePromptGetResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// action is the hook's verdict.
+	//
+	// Types that are valid to be assigned to Action:
+	//
+	//	*PrePromptGetResponse_ContinueRequest
+	//	*PrePromptGetResponse_Block
+	Action        isPrePromptGetResponse_Action `protobuf_oneof:"action"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PrePromptGetResponse) Reset() {
+	*x = PrePromptGetResponse{}
+	mi := &file_toolgate_hook_v1_hook_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PrePromptGetResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PrePromptGetResponse) ProtoMessage() {}
+
+func (x *PrePromptGetResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_toolgate_hook_v1_hook_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PrePromptGetResponse.ProtoReflect.Descriptor instead.
+func (*PrePromptGetResponse) Descriptor() ([]byte, []int) {
+	return file_toolgate_hook_v1_hook_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *PrePromptGetResponse) GetAction() isPrePromptGetResponse_Action {
+	if x != nil {
+		return x.Action
+	}
+	return nil
+}
+
+func (x *PrePromptGetResponse) GetContinueRequest() *Continue {
+	if x != nil {
+		if x, ok := x.Action.(*PrePromptGetResponse_ContinueRequest); ok {
+			return x.ContinueRequest
+		}
+	}
+	return nil
+}
+
+func (x *PrePromptGetResponse) GetBlock() *Block {
+	if x != nil {
+		if x, ok := x.Action.(*PrePromptGetResponse_Block); ok {
+			return x.Block
+		}
+	}
+	return nil
+}
+
+type isPrePromptGetResponse_Action interface {
+	isPrePromptGetResponse_Action()
+}
+
+type PrePromptGetResponse_ContinueRequest struct {
+	// continue_request lets the get go on.
+	ContinueRequest *Continue `protobuf:"bytes,1,opt,name=continue_request,json=continueRequest,proto3,oneof"`
+}
+
+type PrePromptGetResponse_Block struct {
+	// block refuses it; the reason is the client's error text.
+	Block *Block `protobuf:"bytes,2,opt,name=block,proto3,oneof"`
+}
+
+func (*PrePromptGetResponse_ContinueRequest) isPrePromptGetResponse_Action() {}
+
+func (*PrePromptGetResponse_Block) isPrePromptGetResponse_Action() {}
+
 var File_toolgate_hook_v1_hook_proto protoreflect.FileDescriptor
 
 const file_toolgate_hook_v1_hook_proto_rawDesc = "" +
@@ -886,17 +1367,54 @@ const file_toolgate_hook_v1_hook_proto_rawDesc = "" +
 	"\vduration_ms\x18\x04 \x01(\x03R\n" +
 	"durationMs\")\n" +
 	"\x13PostToolUseResponse\x12\x12\n" +
-	"\x04note\x18\x01 \x01(\tR\x04note*\x94\x01\n" +
+	"\x04note\x18\x01 \x01(\tR\x04note\"\xd3\x01\n" +
+	"\fResourceRead\x12\x16\n" +
+	"\x06server\x18\x01 \x01(\tR\x06server\x12\x10\n" +
+	"\x03uri\x18\x02 \x01(\tR\x03uri\x12\x1b\n" +
+	"\tmodel_uri\x18\x03 \x01(\tR\bmodelUri\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x04 \x01(\tR\tsessionId\x12\x17\n" +
+	"\acall_id\x18\x05 \x01(\tR\x06callId\x12\x10\n" +
+	"\x03cwd\x18\x06 \x01(\tR\x03cwd\x122\n" +
+	"\x06caller\x18\a \x01(\v2\x1a.toolgate.plugin.v1.CallerR\x06caller\"L\n" +
+	"\x16PreResourceReadRequest\x122\n" +
+	"\x04read\x18\x01 \x01(\v2\x1e.toolgate.hook.v1.ResourceReadR\x04read\"\x9d\x01\n" +
+	"\x17PreResourceReadResponse\x12G\n" +
+	"\x10continue_request\x18\x01 \x01(\v2\x1a.toolgate.hook.v1.ContinueH\x00R\x0fcontinueRequest\x12/\n" +
+	"\x05block\x18\x02 \x01(\v2\x17.toolgate.hook.v1.BlockH\x00R\x05blockB\b\n" +
+	"\x06action\"\xe0\x02\n" +
+	"\tPromptGet\x12\x16\n" +
+	"\x06server\x18\x01 \x01(\tR\x06server\x12\x16\n" +
+	"\x06prompt\x18\x02 \x01(\tR\x06prompt\x12\x1d\n" +
+	"\n" +
+	"model_name\x18\x03 \x01(\tR\tmodelName\x12H\n" +
+	"\targuments\x18\x04 \x03(\v2*.toolgate.hook.v1.PromptGet.ArgumentsEntryR\targuments\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x05 \x01(\tR\tsessionId\x12\x17\n" +
+	"\acall_id\x18\x06 \x01(\tR\x06callId\x12\x10\n" +
+	"\x03cwd\x18\a \x01(\tR\x03cwd\x122\n" +
+	"\x06caller\x18\b \x01(\v2\x1a.toolgate.plugin.v1.CallerR\x06caller\x1a<\n" +
+	"\x0eArgumentsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"D\n" +
+	"\x13PrePromptGetRequest\x12-\n" +
+	"\x03get\x18\x01 \x01(\v2\x1b.toolgate.hook.v1.PromptGetR\x03get\"\x9a\x01\n" +
+	"\x14PrePromptGetResponse\x12G\n" +
+	"\x10continue_request\x18\x01 \x01(\v2\x1a.toolgate.hook.v1.ContinueH\x00R\x0fcontinueRequest\x12/\n" +
+	"\x05block\x18\x02 \x01(\v2\x17.toolgate.hook.v1.BlockH\x00R\x05blockB\b\n" +
+	"\x06action*\x94\x01\n" +
 	"\x12PermissionDecision\x12#\n" +
 	"\x1fPERMISSION_DECISION_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18PERMISSION_DECISION_NONE\x10\x01\x12\x1d\n" +
 	"\x19PERMISSION_DECISION_ALLOW\x10\x02\x12\x1c\n" +
-	"\x18PERMISSION_DECISION_DENY\x10\x032\xb0\x02\n" +
+	"\x18PERMISSION_DECISION_DENY\x10\x032\xf7\x03\n" +
 	"\vHookService\x12W\n" +
 	"\n" +
 	"PreToolUse\x12#.toolgate.hook.v1.PreToolUseRequest\x1a$.toolgate.hook.v1.PreToolUseResponse\x12l\n" +
 	"\x11PermissionRequest\x12*.toolgate.hook.v1.PermissionRequestRequest\x1a+.toolgate.hook.v1.PermissionRequestResponse\x12Z\n" +
-	"\vPostToolUse\x12$.toolgate.hook.v1.PostToolUseRequest\x1a%.toolgate.hook.v1.PostToolUseResponseB<Z:github.com/toolgate/toolgate/sdk/internal/pb/hookv1;hookv1b\x06proto3"
+	"\vPostToolUse\x12$.toolgate.hook.v1.PostToolUseRequest\x1a%.toolgate.hook.v1.PostToolUseResponse\x12f\n" +
+	"\x0fPreResourceRead\x12(.toolgate.hook.v1.PreResourceReadRequest\x1a).toolgate.hook.v1.PreResourceReadResponse\x12]\n" +
+	"\fPrePromptGet\x12%.toolgate.hook.v1.PrePromptGetRequest\x1a&.toolgate.hook.v1.PrePromptGetResponseB<Z:github.com/toolgate/toolgate/sdk/internal/pb/hookv1;hookv1b\x06proto3"
 
 var (
 	file_toolgate_hook_v1_hook_proto_rawDescOnce sync.Once
@@ -911,7 +1429,7 @@ func file_toolgate_hook_v1_hook_proto_rawDescGZIP() []byte {
 }
 
 var file_toolgate_hook_v1_hook_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_toolgate_hook_v1_hook_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_toolgate_hook_v1_hook_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_toolgate_hook_v1_hook_proto_goTypes = []any{
 	(PermissionDecision)(0),           // 0: toolgate.hook.v1.PermissionDecision
 	(*ToolCall)(nil),                  // 1: toolgate.hook.v1.ToolCall
@@ -925,12 +1443,19 @@ var file_toolgate_hook_v1_hook_proto_goTypes = []any{
 	(*PostToolUseRequest)(nil),        // 9: toolgate.hook.v1.PostToolUseRequest
 	(*ToolResult)(nil),                // 10: toolgate.hook.v1.ToolResult
 	(*PostToolUseResponse)(nil),       // 11: toolgate.hook.v1.PostToolUseResponse
-	(*pluginv1.ToolAnnotations)(nil),  // 12: toolgate.plugin.v1.ToolAnnotations
-	(*pluginv1.Caller)(nil),           // 13: toolgate.plugin.v1.Caller
+	(*ResourceRead)(nil),              // 12: toolgate.hook.v1.ResourceRead
+	(*PreResourceReadRequest)(nil),    // 13: toolgate.hook.v1.PreResourceReadRequest
+	(*PreResourceReadResponse)(nil),   // 14: toolgate.hook.v1.PreResourceReadResponse
+	(*PromptGet)(nil),                 // 15: toolgate.hook.v1.PromptGet
+	(*PrePromptGetRequest)(nil),       // 16: toolgate.hook.v1.PrePromptGetRequest
+	(*PrePromptGetResponse)(nil),      // 17: toolgate.hook.v1.PrePromptGetResponse
+	nil,                               // 18: toolgate.hook.v1.PromptGet.ArgumentsEntry
+	(*pluginv1.ToolAnnotations)(nil),  // 19: toolgate.plugin.v1.ToolAnnotations
+	(*pluginv1.Caller)(nil),           // 20: toolgate.plugin.v1.Caller
 }
 var file_toolgate_hook_v1_hook_proto_depIdxs = []int32{
-	12, // 0: toolgate.hook.v1.ToolCall.annotations:type_name -> toolgate.plugin.v1.ToolAnnotations
-	13, // 1: toolgate.hook.v1.ToolCall.caller:type_name -> toolgate.plugin.v1.Caller
+	19, // 0: toolgate.hook.v1.ToolCall.annotations:type_name -> toolgate.plugin.v1.ToolAnnotations
+	20, // 1: toolgate.hook.v1.ToolCall.caller:type_name -> toolgate.plugin.v1.Caller
 	1,  // 2: toolgate.hook.v1.PreToolUseRequest.call:type_name -> toolgate.hook.v1.ToolCall
 	4,  // 3: toolgate.hook.v1.PreToolUseResponse.continue_call:type_name -> toolgate.hook.v1.Continue
 	5,  // 4: toolgate.hook.v1.PreToolUseResponse.block:type_name -> toolgate.hook.v1.Block
@@ -939,17 +1464,30 @@ var file_toolgate_hook_v1_hook_proto_depIdxs = []int32{
 	0,  // 7: toolgate.hook.v1.PermissionRequestResponse.decision:type_name -> toolgate.hook.v1.PermissionDecision
 	1,  // 8: toolgate.hook.v1.PostToolUseRequest.call:type_name -> toolgate.hook.v1.ToolCall
 	10, // 9: toolgate.hook.v1.PostToolUseRequest.result:type_name -> toolgate.hook.v1.ToolResult
-	2,  // 10: toolgate.hook.v1.HookService.PreToolUse:input_type -> toolgate.hook.v1.PreToolUseRequest
-	7,  // 11: toolgate.hook.v1.HookService.PermissionRequest:input_type -> toolgate.hook.v1.PermissionRequestRequest
-	9,  // 12: toolgate.hook.v1.HookService.PostToolUse:input_type -> toolgate.hook.v1.PostToolUseRequest
-	3,  // 13: toolgate.hook.v1.HookService.PreToolUse:output_type -> toolgate.hook.v1.PreToolUseResponse
-	8,  // 14: toolgate.hook.v1.HookService.PermissionRequest:output_type -> toolgate.hook.v1.PermissionRequestResponse
-	11, // 15: toolgate.hook.v1.HookService.PostToolUse:output_type -> toolgate.hook.v1.PostToolUseResponse
-	13, // [13:16] is the sub-list for method output_type
-	10, // [10:13] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	20, // 10: toolgate.hook.v1.ResourceRead.caller:type_name -> toolgate.plugin.v1.Caller
+	12, // 11: toolgate.hook.v1.PreResourceReadRequest.read:type_name -> toolgate.hook.v1.ResourceRead
+	4,  // 12: toolgate.hook.v1.PreResourceReadResponse.continue_request:type_name -> toolgate.hook.v1.Continue
+	5,  // 13: toolgate.hook.v1.PreResourceReadResponse.block:type_name -> toolgate.hook.v1.Block
+	18, // 14: toolgate.hook.v1.PromptGet.arguments:type_name -> toolgate.hook.v1.PromptGet.ArgumentsEntry
+	20, // 15: toolgate.hook.v1.PromptGet.caller:type_name -> toolgate.plugin.v1.Caller
+	15, // 16: toolgate.hook.v1.PrePromptGetRequest.get:type_name -> toolgate.hook.v1.PromptGet
+	4,  // 17: toolgate.hook.v1.PrePromptGetResponse.continue_request:type_name -> toolgate.hook.v1.Continue
+	5,  // 18: toolgate.hook.v1.PrePromptGetResponse.block:type_name -> toolgate.hook.v1.Block
+	2,  // 19: toolgate.hook.v1.HookService.PreToolUse:input_type -> toolgate.hook.v1.PreToolUseRequest
+	7,  // 20: toolgate.hook.v1.HookService.PermissionRequest:input_type -> toolgate.hook.v1.PermissionRequestRequest
+	9,  // 21: toolgate.hook.v1.HookService.PostToolUse:input_type -> toolgate.hook.v1.PostToolUseRequest
+	13, // 22: toolgate.hook.v1.HookService.PreResourceRead:input_type -> toolgate.hook.v1.PreResourceReadRequest
+	16, // 23: toolgate.hook.v1.HookService.PrePromptGet:input_type -> toolgate.hook.v1.PrePromptGetRequest
+	3,  // 24: toolgate.hook.v1.HookService.PreToolUse:output_type -> toolgate.hook.v1.PreToolUseResponse
+	8,  // 25: toolgate.hook.v1.HookService.PermissionRequest:output_type -> toolgate.hook.v1.PermissionRequestResponse
+	11, // 26: toolgate.hook.v1.HookService.PostToolUse:output_type -> toolgate.hook.v1.PostToolUseResponse
+	14, // 27: toolgate.hook.v1.HookService.PreResourceRead:output_type -> toolgate.hook.v1.PreResourceReadResponse
+	17, // 28: toolgate.hook.v1.HookService.PrePromptGet:output_type -> toolgate.hook.v1.PrePromptGetResponse
+	24, // [24:29] is the sub-list for method output_type
+	19, // [19:24] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_toolgate_hook_v1_hook_proto_init() }
@@ -962,13 +1500,21 @@ func file_toolgate_hook_v1_hook_proto_init() {
 		(*PreToolUseResponse_Block)(nil),
 		(*PreToolUseResponse_Rewrite)(nil),
 	}
+	file_toolgate_hook_v1_hook_proto_msgTypes[13].OneofWrappers = []any{
+		(*PreResourceReadResponse_ContinueRequest)(nil),
+		(*PreResourceReadResponse_Block)(nil),
+	}
+	file_toolgate_hook_v1_hook_proto_msgTypes[16].OneofWrappers = []any{
+		(*PrePromptGetResponse_ContinueRequest)(nil),
+		(*PrePromptGetResponse_Block)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_toolgate_hook_v1_hook_proto_rawDesc), len(file_toolgate_hook_v1_hook_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   11,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

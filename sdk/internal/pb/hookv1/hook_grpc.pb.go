@@ -4,8 +4,10 @@
 //
 // A hook serves toolgate.plugin.v1.PluginService and HookService. It may
 // handle only some events: InfoResponse.capabilities lists the ones it
-// handles ("pre_tool_use", "permission_request", "post_tool_use"), and the
-// host calls only those. Every call carries the host's deadline; a hook that
+// handles ("pre_tool_use", "permission_request", "post_tool_use",
+// "pre_resource_read", "pre_prompt_get"), and the host calls only those: a
+// plugin built before PreResourceRead and PrePromptGet existed never lists
+// them and is never asked about resource reads or prompt gets. Every call carries the host's deadline; a hook that
 // fails, times out or breaks the contract counts as failed, and the host
 // then denies the call or skips the hook as the user configured (on_error).
 
@@ -33,6 +35,8 @@ const (
 	HookService_PreToolUse_FullMethodName        = "/toolgate.hook.v1.HookService/PreToolUse"
 	HookService_PermissionRequest_FullMethodName = "/toolgate.hook.v1.HookService/PermissionRequest"
 	HookService_PostToolUse_FullMethodName       = "/toolgate.hook.v1.HookService/PostToolUse"
+	HookService_PreResourceRead_FullMethodName   = "/toolgate.hook.v1.HookService/PreResourceRead"
+	HookService_PrePromptGet_FullMethodName      = "/toolgate.hook.v1.HookService/PrePromptGet"
 )
 
 // HookServiceClient is the client API for HookService service.
@@ -54,6 +58,14 @@ type HookServiceClient interface {
 	PermissionRequest(ctx context.Context, in *PermissionRequestRequest, opts ...grpc.CallOption) (*PermissionRequestResponse, error)
 	// PostToolUse runs after the call finished, with its projected result.
 	PostToolUse(ctx context.Context, in *PostToolUseRequest, opts ...grpc.CallOption) (*PostToolUseResponse, error)
+	// PreResourceRead runs before a client's resources/read reaches the
+	// server (capability "pre_resource_read"). It may let the read continue
+	// or block it; there is no approval step after it: reads are never put
+	// to the reviewer.
+	PreResourceRead(ctx context.Context, in *PreResourceReadRequest, opts ...grpc.CallOption) (*PreResourceReadResponse, error)
+	// PrePromptGet runs before a client's prompts/get reaches the server
+	// (capability "pre_prompt_get"). It may let the get continue or block it.
+	PrePromptGet(ctx context.Context, in *PrePromptGetRequest, opts ...grpc.CallOption) (*PrePromptGetResponse, error)
 }
 
 type hookServiceClient struct {
@@ -94,6 +106,26 @@ func (c *hookServiceClient) PostToolUse(ctx context.Context, in *PostToolUseRequ
 	return out, nil
 }
 
+func (c *hookServiceClient) PreResourceRead(ctx context.Context, in *PreResourceReadRequest, opts ...grpc.CallOption) (*PreResourceReadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PreResourceReadResponse)
+	err := c.cc.Invoke(ctx, HookService_PreResourceRead_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hookServiceClient) PrePromptGet(ctx context.Context, in *PrePromptGetRequest, opts ...grpc.CallOption) (*PrePromptGetResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PrePromptGetResponse)
+	err := c.cc.Invoke(ctx, HookService_PrePromptGet_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HookServiceServer is the server API for HookService service.
 // All implementations must embed UnimplementedHookServiceServer
 // for forward compatibility.
@@ -113,6 +145,14 @@ type HookServiceServer interface {
 	PermissionRequest(context.Context, *PermissionRequestRequest) (*PermissionRequestResponse, error)
 	// PostToolUse runs after the call finished, with its projected result.
 	PostToolUse(context.Context, *PostToolUseRequest) (*PostToolUseResponse, error)
+	// PreResourceRead runs before a client's resources/read reaches the
+	// server (capability "pre_resource_read"). It may let the read continue
+	// or block it; there is no approval step after it: reads are never put
+	// to the reviewer.
+	PreResourceRead(context.Context, *PreResourceReadRequest) (*PreResourceReadResponse, error)
+	// PrePromptGet runs before a client's prompts/get reaches the server
+	// (capability "pre_prompt_get"). It may let the get continue or block it.
+	PrePromptGet(context.Context, *PrePromptGetRequest) (*PrePromptGetResponse, error)
 	mustEmbedUnimplementedHookServiceServer()
 }
 
@@ -131,6 +171,12 @@ func (UnimplementedHookServiceServer) PermissionRequest(context.Context, *Permis
 }
 func (UnimplementedHookServiceServer) PostToolUse(context.Context, *PostToolUseRequest) (*PostToolUseResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method PostToolUse not implemented")
+}
+func (UnimplementedHookServiceServer) PreResourceRead(context.Context, *PreResourceReadRequest) (*PreResourceReadResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method PreResourceRead not implemented")
+}
+func (UnimplementedHookServiceServer) PrePromptGet(context.Context, *PrePromptGetRequest) (*PrePromptGetResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method PrePromptGet not implemented")
 }
 func (UnimplementedHookServiceServer) mustEmbedUnimplementedHookServiceServer() {}
 func (UnimplementedHookServiceServer) testEmbeddedByValue()                     {}
@@ -207,6 +253,42 @@ func _HookService_PostToolUse_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _HookService_PreResourceRead_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PreResourceReadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HookServiceServer).PreResourceRead(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: HookService_PreResourceRead_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HookServiceServer).PreResourceRead(ctx, req.(*PreResourceReadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _HookService_PrePromptGet_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PrePromptGetRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HookServiceServer).PrePromptGet(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: HookService_PrePromptGet_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HookServiceServer).PrePromptGet(ctx, req.(*PrePromptGetRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // HookService_ServiceDesc is the grpc.ServiceDesc for HookService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -225,6 +307,14 @@ var HookService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PostToolUse",
 			Handler:    _HookService_PostToolUse_Handler,
+		},
+		{
+			MethodName: "PreResourceRead",
+			Handler:    _HookService_PreResourceRead_Handler,
+		},
+		{
+			MethodName: "PrePromptGet",
+			Handler:    _HookService_PrePromptGet_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -439,12 +439,21 @@ func TestShutdownAnswersACallItCuts(t *testing.T) {
 	srvURL, stop, served := serveHTTP(t, f.gw)
 	running := make(chan struct{})
 	var once sync.Once
-	cs, err := connect(t, srvURL, &mcp.ClientOptions{LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) {
+	// No standalone GET stream: when the gateway stops, go-sdk's client
+	// fails every pending call as soon as that stream ends, racing the
+	// cut call's answer on its own POST stream, which is what this test
+	// is about (the server's log messages come on the call's stream).
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, &mcp.ClientOptions{LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) {
 		once.Do(func() { close(running) }) // the server logs each call as it starts it
-	}}, -1)
+	}})
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srvURL, HTTPClient: &http.Client{Transport: tr},
+		MaxRetries: -1, DisableStandaloneSSE: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = cs.Close() })
 	if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
 		t.Fatal(err)
 	}
@@ -461,10 +470,12 @@ func TestShutdownAnswersACallItCuts(t *testing.T) {
 	case <-running:
 	case out := <-done:
 		t.Fatalf("the call ended (%v, %q) before it ran", out.err, text(out.res))
+	case <-time.After(time.Minute):
+		t.Fatal("the server's log message for the running call never came")
 	}
 
 	stop() // SIGTERM
-	out := <-done
+	out := testwait.Recv(t, done, "the cut call's answer")
 	if out.err != nil {
 		t.Fatalf("the cut call got no answer: %v", out.err)
 	}

@@ -183,7 +183,7 @@ server "demo" {
 		t.Fatal(err)
 	}
 	call2 := ag.call(ctx, "mcp__demo__delete_file", map[string]any{"path": "customers.db"})
-	id2 := ag.heldID(t, s.base)
+	id2 := ag.heldID(t, s.base, id1)
 	if err := chromedp.Do(browser, chromedp.WaitVisible(chromedp.ID(id2))); err != nil {
 		t.Fatalf("the second held call did not appear live: %v", err)
 	}

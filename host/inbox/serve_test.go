@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -155,19 +156,25 @@ func (a *agent) call(ctx context.Context, name string, args map[string]any) <-ch
 var approvalID = regexp.MustCompile(`ap-[a-z0-9]{12}`)
 
 // heldID waits for the progress message of a held call and returns the
-// approval id it names.
-func (a *agent) heldID(t *testing.T, base string) string {
+// approval id it names. A held call repeats its progress while it waits,
+// so the ids in except (calls held before) are passed over.
+func (a *agent) heldID(t *testing.T, base string, except ...string) string {
 	t.Helper()
-	select {
-	case msg := <-a.progress:
-		if !strings.Contains(msg, "waiting for approval: "+base+"/approvals/ap-") {
-			t.Fatalf("progress message %q does not say where the call waits", msg)
+	deadline := time.After(time.Minute)
+	for {
+		select {
+		case msg := <-a.progress:
+			if !strings.Contains(msg, "waiting for approval: "+base+"/approvals/ap-") {
+				t.Fatalf("progress message %q does not say where the call waits", msg)
+			}
+			if id := approvalID.FindString(msg); !slices.Contains(except, id) {
+				return id
+			}
+		case <-deadline:
+			t.Fatalf("no newly held call sent progress within a minute (held before: %v)", except)
+			return ""
 		}
-		return approvalID.FindString(msg)
-	case <-time.After(time.Minute):
-		t.Fatal("the held call sent no progress within a minute")
 	}
-	return ""
 }
 
 func wait(t *testing.T, ch <-chan callResult) callResult {

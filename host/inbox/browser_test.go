@@ -213,18 +213,21 @@ server "demo" {
 		t.Errorf("second approve: %d %s", code, body)
 	}
 
-	// Deny with a reason: the client gets it. Bob denies through the
-	// inbox's API with his token, as `toolgate deny` does, and the open
-	// page shows the answer live. (Typing the reason into the page's form
-	// hung headless Chromium in runs beside the whole suite: the deny
-	// form in a browser is not covered here; the API, the CLI and the
-	// form's CSRF check are, in http_test.go and retry_test.go.)
+	// Deny with a reason, on the page Bob has open: the client gets it.
 	if err := chromedp.Do(browser, chromedp.WaitVisible(chromedp.CSS("article.used#"+id1))); err != nil {
 		t.Fatalf("the approved call is not shown as used: %v", err)
 	}
 	tab := browser
-	if code, body := api(t, http.MethodPost, s.base+inbox.APIPath+"/"+id2+"/deny", bobTok, `{"reason":"customers.db is production data"}`); code != http.StatusOK {
-		t.Fatalf("deny: %d %s", code, body)
+	denyCtx, cancelDeny := context.WithTimeout(tab, time.Minute) // a hang fails here, not at the test timeout
+	defer cancelDeny()
+	if err := chromedp.Do(denyCtx,
+		chromedp.WaitVisible(chromedp.CSS("#"+id2+" input[name=reason]")),
+		chromedp.SendKeys(chromedp.CSS("#"+id2+" input[name=reason]"), "customers.db is production data"),
+	); err != nil {
+		t.Fatalf("typing the reason: %v", err)
+	}
+	if _, err := chromedp.RunResponse(denyCtx, chromedp.Click(chromedp.CSS("#"+id2+" button.deny"))); err != nil {
+		t.Fatalf("clicking Deny: %v", err)
 	}
 	r2 := wait(t, call2)
 	if !r2.isError || !strings.Contains(r2.text, "customers.db is production data") || !strings.Contains(r2.text, "bob") {

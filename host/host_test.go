@@ -24,11 +24,18 @@ import (
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/host/manager"
+	"github.com/toolgate/toolgate/internal/contain"
 	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testbin"
 )
 
-func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
+// TestMain makes the test binary what toolgate's main is to the processes
+// it starts in-process: a possible supervisor (contain.RunSupervisorIfAsked),
+// without which a server's setsid descendant escapes its cell.
+func TestMain(m *testing.M) {
+	contain.RunSupervisorIfAsked()
+	os.Exit(testbin.Main(m))
+}
 
 // scripted answers approval prompts from a queue and records them.
 type scripted struct {

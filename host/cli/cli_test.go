@@ -16,12 +16,19 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/host/cli"
+	"github.com/toolgate/toolgate/internal/contain"
 	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testbin"
 	"github.com/toolgate/toolgate/testplugins/mcpdemo"
 )
 
-func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
+// TestMain makes the test binary what toolgate's main is to the processes
+// it starts in-process: a possible supervisor (contain.RunSupervisorIfAsked),
+// without which a server's setsid descendant escapes its cell.
+func TestMain(m *testing.M) {
+	contain.RunSupervisorIfAsked()
+	os.Exit(testbin.Main(m))
+}
 
 type result struct {
 	code           int

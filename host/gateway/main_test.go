@@ -21,10 +21,17 @@ import (
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/gateway"
 	"github.com/toolgate/toolgate/host/manager"
+	"github.com/toolgate/toolgate/internal/contain"
 	"github.com/toolgate/toolgate/internal/testbin"
 )
 
-func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
+// TestMain makes the test binary what toolgate's main is to the processes
+// it starts in-process: a possible supervisor (contain.RunSupervisorIfAsked),
+// without which a server's setsid descendant escapes its cell.
+func TestMain(m *testing.M) {
+	contain.RunSupervisorIfAsked()
+	os.Exit(testbin.Main(m))
+}
 
 // fixture is a started host with one or more servers and a gateway in
 // front of it.

@@ -24,11 +24,18 @@ import (
 	"github.com/toolgate/toolgate/host/launch"
 	"github.com/toolgate/toolgate/host/manager"
 	"github.com/toolgate/toolgate/host/mcpclient"
+	"github.com/toolgate/toolgate/internal/contain"
 	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testbin"
 )
 
-func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
+// TestMain makes the test binary what toolgate's main is to the processes
+// it starts in-process: a possible supervisor (contain.RunSupervisorIfAsked),
+// without which a server's setsid descendant escapes its cell.
+func TestMain(m *testing.M) {
+	contain.RunSupervisorIfAsked()
+	os.Exit(testbin.Main(m))
+}
 
 // demo returns a stdio server block running mcp-demo with args.
 func demo(t *testing.T, name string, args ...string) config.Server {

@@ -70,13 +70,14 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.base.RoundTrip(r)
 }
 
+// connectAs opens a stateful session (2025-11-25) with a bearer token.
 func connectAs(t *testing.T, url, token string) *mcp.ClientSession {
 	t.Helper()
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil)
 	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url + gateway.Path,
-		HTTPClient: &http.Client{Transport: bearer{token: token, base: tr}}}, nil)
+		HTTPClient: &http.Client{Transport: bearer{token: token, base: tr}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

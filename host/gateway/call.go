@@ -79,7 +79,11 @@ type call struct {
 	// token is the progress token of the request serving the call now;
 	// nil = no progress wanted. Each round of a 2026-07-28 client is a
 	// request of its own, with its own token.
-	token    any
+	token any
+	// via is the go-sdk session of the request serving the call now,
+	// when it is not ss: over HTTP each round of a 2026-07-28 client
+	// comes on a go-sdk session of its own (modern.go).
+	via      *mcp.ServerSession
 	finished bool
 	result   *mcp.CallToolResult
 	err      error
@@ -433,9 +437,12 @@ func (c *call) abort() {
 // last round; what the call reports from now on goes to the retry
 // request, under its progress token. A question left unanswered counts
 // as cancelled.
-func (c *call) answer(responses mcp.InputResponseMap, token any) {
+func (c *call) answer(responses mcp.InputResponseMap, token any, ss *mcp.ServerSession) {
 	c.mu.Lock()
 	c.token = token
+	if ss != c.ss {
+		c.via = ss
+	}
 	asked := c.asked
 	c.asked = nil
 	if c.abandon != nil {
@@ -507,6 +514,10 @@ func (c *call) flush(ctx context.Context, asking *sync.WaitGroup) *mcp.CallToolR
 	progress, logs, inputs := c.progress, c.logs, c.inputs
 	c.progress, c.logs, c.inputs = nil, nil, nil
 	finished, token := c.finished, c.token
+	ss := c.ss
+	if c.via != nil {
+		ss = c.via
+	}
 	droppedProgress, droppedLogs := c.droppedProgress, c.droppedLogs
 	c.droppedProgress, c.droppedLogs = 0, 0
 	c.mu.Unlock()
@@ -521,12 +532,12 @@ func (c *call) flush(ctx context.Context, asking *sync.WaitGroup) *mcp.CallToolR
 			break // this round's request asked for no progress
 		}
 		p.ProgressToken = token
-		if err := c.ss.NotifyProgress(ctx, p); err != nil {
+		if err := ss.NotifyProgress(ctx, p); err != nil {
 			c.s.log.Debug("forwarding progress failed", "tool", c.tool.name, "error", err)
 		}
 	}
 	for _, l := range logs {
-		if err := c.ss.Log(ctx, l); err != nil {
+		if err := ss.Log(ctx, l); err != nil {
 			c.s.log.Debug("forwarding a server log message failed", "tool", c.tool.name, "error", err)
 		}
 	}

@@ -314,11 +314,21 @@ func TestServerElicitationsReachTheUpstreamClient(t *testing.T) {
 // tools are withdrawn (list_changed), calling one by name is a tool error
 // that says the server is down, not "unknown tool".
 func TestToolsOfADownServerAnswerThatItIsDown(t *testing.T) {
+	for _, p := range protocols {
+		t.Run(p.name, func(t *testing.T) { testToolsOfADownServer(t, p.connect) })
+	}
+}
+
+func testToolsOfADownServer(t *testing.T, connect func(*fixture, *testing.T, *mcp.ClientOptions) *mcp.ClientSession) {
 	f := newFixtureWith(t, fixtureOptions{restart: manager.RestartPolicy{Disabled: true}}, "",
 		demoServer(t, "demo", t.TempDir()+"/calls", "", "--crash-after", "1"))
 	changed := make(chan struct{}, 8)
-	cs := f.connectHTTP(t, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-		changed <- struct{}{}
+	// A 2026-07-28 client hears of it on its subscriptions/listen stream.
+	cs := connect(f, t, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
 	}})
 	call(t, cs, "mcp__demo__echo", map[string]any{"text": "last words"}) // then it exits
 	select {

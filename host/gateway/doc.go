@@ -9,8 +9,10 @@
 //   - Upstream sessions. Each is its own go-sdk server, its own
 //     exposure.Step and its own approval session: the session id is the
 //     step's session id (session memory, audit records) and, over HTTP, the
-//     Mcp-Session-Id. A session keeps its step until the catalog changes;
-//     then it takes a new one and go-sdk sends notifications/tools/list_changed.
+//     Mcp-Session-Id; a 2026-07-28 client over HTTP, which has no
+//     session id, has one per caller and client name (modern.go). A
+//     session keeps its step until the catalog changes; then it takes a
+//     new one and go-sdk sends notifications/tools/list_changed.
 //     An HTTP session with no request open (no POST in flight, no GET
 //     event stream) for Options.SessionTimeout is closed, so clients that
 //     go away without DELETE do not hold sessions for the gateway's life.
@@ -84,7 +86,10 @@
 // request with an input-required result (inputRequests, requestState),
 // keeps running, and resumes when the client retries with the answers.
 // A client that never comes back has its call cancelled after
-// Options.InputTimeout.
+// Options.InputTimeout. Both transports offer every version: over HTTP,
+// requests of 2025-11-25 and older go to go-sdk's stateful handler,
+// 2026-07-28 requests (by their Mcp-Protocol-Version header) to its
+// stateless one, the only one go-sdk serves that version on.
 //
 // # Outcomes: tool error or protocol error
 //

@@ -106,6 +106,10 @@ type Gateway struct {
 	// handshaking are HTTP sessions whose initialize is being answered:
 	// the client may already send requests with their id.
 	handshaking map[string]*session
+	// modern are the sessions of 2026-07-28 clients over HTTP, by
+	// modernKey (modern.go); modernMu serializes opening them.
+	modern   map[string]*session
+	modernMu sync.Mutex
 	// reserved counts sessions admitted within max_sessions that are
 	// being built, not yet handshaking.
 	reserved int
@@ -328,6 +332,9 @@ func (g *Gateway) unregister(s *session) {
 	defer g.mu.Unlock()
 	if g.sessions[s.id] == s {
 		delete(g.sessions, s.id)
+	}
+	if s.modernKey != "" && g.modern[s.modernKey] == s {
+		delete(g.modern, s.modernKey)
 	}
 }
 

@@ -199,9 +199,11 @@ func hostOnly(hostport string) string {
 type sessionKey struct{}
 
 // Handler returns the gateway's HTTP handler for e: the access guard in
-// front of go-sdk's stateful Streamable HTTP handler at Path. Stateful
-// sessions are what let the gateway send requests to the client
-// (approval forms, forwarded elicitations) during a call.
+// front of go-sdk's Streamable HTTP handlers at Path. Clients up to
+// 2025-11-25 get stateful sessions, which are what let the gateway send
+// requests to the client (approval forms, forwarded elicitations)
+// during a call; 2026-07-28 clients, which ask for input in rounds and
+// have no session, get go-sdk's stateless handler (modern.go).
 func (g *Gateway) Handler(e *Endpoint) http.Handler {
 	sdk := mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
 		Logger: slogbridge.New(g.log.Named("http")),
@@ -213,7 +215,7 @@ func (g *Gateway) Handler(e *Endpoint) http.Handler {
 		MaxRequestBodyBytes: MaxMessageBytes,
 	})
 	mux := http.NewServeMux()
-	mux.Handle(Path, g.opening(sdk))
+	mux.Handle(Path, byVersion(g.opening(sdk), g.modernHandler(e)))
 	api := &guard{e: e, next: g.newAuthGuard(e, mux)}
 	if g.opts.Inbox == nil {
 		return api

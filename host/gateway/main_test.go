@@ -175,21 +175,39 @@ func (f *fixture) httpServer(t testing.TB, serve config.Serve, lookup func(strin
 	return srv
 }
 
-// connectHTTP connects a go-sdk client over Streamable HTTP. Stateful
-// HTTP negotiates 2025-11-25: the client is asked for input with
-// elicitation/create inside the call.
+// connectHTTP connects a go-sdk client over Streamable HTTP with the
+// initialize handshake, which negotiates 2025-11-25: a stateful session,
+// whose client is asked for input with elicitation/create inside the
+// call.
 func (f *fixture) connectHTTP(t *testing.T, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	return f.connectTo(t, f.httpServer(t, config.Serve{}, nil), opts)
 }
 
-// connectTo connects a go-sdk client to srv over Streamable HTTP.
+// connectHTTPModern connects a go-sdk client over Streamable HTTP as it
+// does by default: server/discover, then 2026-07-28 requests without a
+// session, whose client is asked for input with input-required results.
+func (f *fixture) connectHTTPModern(t *testing.T, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	return f.connectToVersion(t, f.httpServer(t, config.Serve{}, nil), opts, "")
+}
+
+// connectTo connects a go-sdk client to srv over Streamable HTTP at
+// 2025-11-25.
 func (f *fixture) connectTo(t testing.TB, srv *httptest.Server, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	return f.connectToVersion(t, srv, opts, "2025-11-25")
+}
+
+// connectToVersion connects a go-sdk client to srv over Streamable HTTP
+// asking for version ("" = go-sdk's default, 2026-07-28 with discover).
+func (f *fixture) connectToVersion(t testing.TB, srv *httptest.Server, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
 	t.Helper()
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, opts)
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL + gateway.Path, HTTPClient: &http.Client{Transport: tr}}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL + gateway.Path, HTTPClient: &http.Client{Transport: tr}},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,6 +249,7 @@ var protocols = []struct {
 }{
 	{"http", "2025-11-25", (*fixture).connectHTTP},
 	{"stdio", "2026-07-28", (*fixture).connectStdio},
+	{"http-2026", "2026-07-28", (*fixture).connectHTTPModern},
 }
 
 // serverCalls returns the tools mcp-demo received, in order.

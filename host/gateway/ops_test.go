@@ -321,7 +321,7 @@ func serveHTTP(t *testing.T, gw *gateway.Gateway) (url string, stop func(), serv
 	return gateway.URL(e, ln.Addr()), cancel, errc
 }
 
-// connect opens a session at url. With retries < 0 the client gives up at
+// connect opens a stateful session (2025-11-25) at url. With retries < 0 the client gives up at
 // the first failure (a refused session); otherwise it reconnects its
 // event stream as go-sdk does by default, so that the stream closing
 // after a drain cannot race the last result on its way.
@@ -330,7 +330,8 @@ func connect(t *testing.T, url string, opts *mcp.ClientOptions, retries int) (*m
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, opts)
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: tr}, MaxRetries: retries}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: tr}, MaxRetries: retries},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err == nil {
 		t.Cleanup(func() { _ = cs.Close() })
 	}
@@ -449,7 +450,7 @@ func TestShutdownAnswersACallItCuts(t *testing.T) {
 		once.Do(func() { close(running) }) // the server logs each call as it starts it
 	}})
 	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srvURL, HTTPClient: &http.Client{Transport: tr},
-		MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+		MaxRetries: -1, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}) // logging/setLevel is gone in 2026-07-28
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -459,8 +459,13 @@ func upstreamError(err error) error {
 	return err
 }
 
-// sessionOf returns the session a request came in on.
-func (g *Gateway) sessionOf(ss *mcp.ServerSession) (*session, error) {
+// sessionOf returns the session a request came in on. A 2026-07-28
+// request over HTTP comes on a go-sdk session of its own; its context
+// names the toolgate session (modern.go).
+func (g *Gateway) sessionOf(ctx context.Context, ss *mcp.ServerSession) (*session, error) {
+	if s, ok := ctx.Value(sessionKey{}).(*session); ok && s.modernKey != "" {
+		return s, nil
+	}
 	if ss != nil {
 		for _, s := range g.snapshot() {
 			s.mu.Lock()
@@ -477,7 +482,7 @@ func (g *Gateway) sessionOf(ss *mcp.ServerSession) (*session, error) {
 // complete forwards completion/complete to the server owning the prompt
 // or resource it refers to, under that server's names.
 func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-	s, err := g.sessionOf(req.Session)
+	s, err := g.sessionOf(ctx, req.Session)
 	if err != nil {
 		return nil, err
 	}

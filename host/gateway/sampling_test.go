@@ -131,7 +131,11 @@ func TestSEP1330ElicitationsReachTheUpstreamClient(t *testing.T) {
 	srv := f.httpServer(t, config.Serve{}, nil)
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL + gateway.Path, HTTPClient: &http.Client{Transport: tr}}, nil)
+	// 2025-11-25: the test reads the elicitation/create request on the
+	// wire. (go-sdk's client at 2026-07-28 refuses SEP-1330's titled
+	// multi-select in an input request before its handler sees it.)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL + gateway.Path, HTTPClient: &http.Client{Transport: tr}},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,6 +44,10 @@ type session struct {
 	// caller is who opened the session (serve with auth); nil otherwise.
 	// Set before the session is registered, then read-only.
 	caller *identity.Caller
+	// modernKey names the caller's client of a 2026-07-28 session over
+	// HTTP, which has no go-sdk session of its own (modern.go); "" for
+	// every other session. Set before the session is registered.
+	modernKey string
 	// clientInfo caches the upstream client's initialize clientInfo
 	// (see client).
 	clientInfo atomic.Pointer[identity.Client]
@@ -249,7 +253,7 @@ func (s *session) logStarted(p *mcp.InitializeParams) {
 	if p.ClientInfo != nil {
 		client = p.ClientInfo.Name
 	}
-	s.log.Info("upstream session started", "client", client)
+	s.log.Info("upstream session started", "client", client, "protocol", p.ProtocolVersion)
 }
 
 // logOnInitialize logs the session's start after the request that made
@@ -309,7 +313,7 @@ func (s *session) end() {
 	s.g.unregister(s)
 	s.g.dropSubscriptions(s)
 	s.h.Approval().ForgetSession(s.id)
-	if ss != nil { // a handshake that failed opened no session
+	if ss != nil || s.modernKey != "" { // a handshake that failed opened no session
 		s.log.Info("upstream session ended")
 	}
 	close(s.ended)
@@ -441,7 +445,7 @@ func (s *session) resume(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 			"unknown requestState %q for tool %q: the call it belonged to ended, or waited longer than toolgate allows; call the tool again",
 			state, req.Params.Name)}
 	}
-	c.answer(req.Params.InputResponses, req.Params.GetProgressToken())
+	c.answer(req.Params.InputResponses, req.Params.GetProgressToken(), req.Session)
 	return c.round(ctx)
 }
 
@@ -495,6 +499,9 @@ func (s *session) callTo(server string) *call {
 
 // notice queues a log message that belongs to no call.
 func (s *session) notice(p *mcp.LoggingMessageParams) {
+	if s.modernKey != "" {
+		return // no stream outside a request to send it on
+	}
 	select {
 	case s.notices <- p:
 	default:

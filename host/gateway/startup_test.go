@@ -47,13 +47,21 @@ func (g *gate) waiting(t *testing.T) net.Conn {
 	return c
 }
 
-// connectServe connects a go-sdk client to a toolgate serve at url.
+// connectServe connects a go-sdk client to a toolgate serve at url, at
+// go-sdk's default version (2026-07-28).
 func connectServe(t *testing.T, url string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	return connectServeAt(t, url, opts, "")
+}
+
+// connectServeAt is connectServe asking for version.
+func connectServeAt(t *testing.T, url string, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
 	t.Helper()
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, opts)
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: tr}}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: tr}},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,9 +127,10 @@ func TestServeKeepsServingWhenAServerNeverStarts(t *testing.T) {
 	p.waitLine(t, regexp.MustCompile(`fast ready`))
 
 	logs := make(chan string, 16)
-	cs := connectServe(t, url, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+	// 2025-11-25: the test sets a log level, which 2026-07-28 dropped.
+	cs := connectServeAt(t, url, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 		logs <- fmt.Sprint(r.Params.Data)
-	}})
+	}}, "2025-11-25")
 	if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
 		t.Fatal(err)
 	}

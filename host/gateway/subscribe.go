@@ -51,7 +51,7 @@ func (o *offerState) poke() {
 // subscribe answers resources/subscribe: it routes the URI to its server
 // and subscribes there through the pipeline.
 func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	s, err := g.sessionOf(req.Session)
+	s, err := g.sessionOf(ctx, req.Session)
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 
 // unsubscribe answers resources/unsubscribe.
 func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-	s, err := g.sessionOf(req.Session)
+	s, err := g.sessionOf(ctx, req.Session)
 	if err != nil {
 		return err
 	}
@@ -113,6 +113,11 @@ func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) 
 		return nil
 	}
 	if g.releaseSubscription(key) {
+		// A 2026-07-28 client unsubscribes by ending its listen stream,
+		// whose context is cancelled by then: the server must still
+		// hear of it.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unsubscribeTimeout)
+		defer cancel()
 		if _, err := s.do(ctx, pipeline.Request{Kind: pipeline.ResourceUnsubscribe, Server: key.server, URI: key.uri,
 			ModelName: req.Params.URI}); err != nil {
 			return err

@@ -28,6 +28,12 @@ type StartOptions struct {
 	// SIGTERM, counted from the first one, before SIGKILL, when the
 	// leader exits (on its own or in Stop). Zero means 2 s.
 	ExitGrace time.Duration
+	// KillRest, for short-lived commands (hook programs) whose
+	// descendants have no business outliving them: when the leader
+	// exits, whatever it left in its group and cell is SIGKILLed at once,
+	// without SIGTERM, ExitGrace or the probe of what is left (on Linux a
+	// scan of /proc, which costs more than such a command's own start).
+	KillRest bool
 	// OnEscalate, if set, is told each step Stop takes after the first,
 	// and how long the child had after the previous one: contain does not
 	// log, its owner does.
@@ -116,6 +122,7 @@ func (c *Cell) Start(cmd *exec.Cmd, opts StartOptions) (*Process, error) {
 		release:    release,
 		closeStdin: opts.CloseStdin,
 		exitGrace:  opts.ExitGrace,
+		killRest:   opts.KillRest,
 		onEscalate: opts.OnEscalate,
 		onExit:     opts.OnExit,
 		exited:     make(chan struct{}),
@@ -137,6 +144,7 @@ type Process struct {
 	release    func()
 	closeStdin func() error
 	exitGrace  time.Duration
+	killRest   bool
 	onEscalate func(Step, time.Duration)
 	onExit     func(*os.ProcessState, error)
 

@@ -80,8 +80,12 @@ func StartCommand(cmd *exec.Cmd) (Process, error) {
 }
 
 // descendantGrace is how long what an exited child left in its group and
-// cell gets after SIGTERM before it is killed.
-const descendantGrace = 2 * time.Second
+// cell gets after SIGTERM before it is killed. It is well above the
+// shim's outputDrainGrace, so a descendant that holds the child's output
+// open never decides when the exit is reported: the drain does, even on
+// a loaded machine (at 2 s against the drain's 1 s, the kill sometimes
+// came first, and with it the EOF).
+const descendantGrace = 5 * time.Second
 
 // commandProcess is a child started by StartCommand: its pipes, and its
 // contain.Process, which reaps it, signals its group and cell, and ends

@@ -53,8 +53,11 @@ const (
 )
 
 // Stages returns the stages that apply to requests of kind k. A tool call
-// takes all of them. A built-in tool is audited only: it is the host's
-// own and contacts no server. Resource reads, subscriptions, prompt gets
+// takes all of them. A built-in tool is admitted and audited, never put
+// to hooks or approval: it is the host's own and contacts no server, but
+// a client's tools/call of tool_search is still one of its requests, and
+// a search may cost (an embeddings endpoint), so serve's limits count it.
+// Resource reads, subscriptions, prompt gets
 // and completions are admitted (rate limits) and audited but never put to
 // approval: what a client may read is decided per server by
 // enabled_resources / enabled_prompts, and for reads and prompt gets by
@@ -66,7 +69,7 @@ func (k Kind) Stages() Stage {
 	case ToolCall:
 		return Admit | Begin | PreHooks | Decide | Freshness | Execute | PostHooks | End
 	case Builtin:
-		return Begin | Execute | End
+		return Admit | Begin | Execute | End
 	case ResourceRead, PromptGet:
 		return Admit | Begin | PreHooks | Execute | End
 	case ResourceSubscribe, Completion:
@@ -383,10 +386,10 @@ func (f *flight) run(ctx context.Context) Result {
 		}
 	}
 	if !f.stages.Has(Decide) {
-		if f.stages.Has(Admit) {
-			f.decided(events.VerdictApproved, stepAdmit)
-		} else {
+		if r.Kind == Builtin {
 			f.decided(events.VerdictApproved, stepHost)
+		} else {
+			f.decided(events.VerdictApproved, stepAdmit)
 		}
 	}
 

@@ -291,13 +291,13 @@ func TestStagesPerKind(t *testing.T) {
 	if !pipeline.ToolCall.Stages().Has(pipeline.Decide) || pipeline.ResourceRead.Stages().Has(pipeline.Decide) {
 		t.Error("only tool calls are put to approval")
 	}
-	for _, k := range []pipeline.Kind{pipeline.ToolCall, pipeline.ResourceRead, pipeline.ResourceSubscribe, pipeline.PromptGet, pipeline.Completion} {
+	for _, k := range []pipeline.Kind{pipeline.ToolCall, pipeline.Builtin, pipeline.ResourceRead, pipeline.ResourceSubscribe, pipeline.PromptGet, pipeline.Completion} {
 		if s := k.Stages(); !s.Has(pipeline.Admit) || !s.Has(pipeline.Begin) || !s.Has(pipeline.End) {
 			t.Errorf("%s is not admitted and audited", k)
 		}
 	}
-	if pipeline.Builtin.Stages().Has(pipeline.Admit) {
-		t.Error("the host's own tools are not rate limited")
+	if s := pipeline.Builtin.Stages(); s.Has(pipeline.PreHooks) || s.Has(pipeline.Decide) {
+		t.Error("the host's own tools are put to hooks or approval")
 	}
 	res := pipeline.New(pipeline.Options{}).Do(t.Context(), pipeline.Request{Kind: "bogus"})
 	if res.Status != events.CallFailed || res.Err == nil {

@@ -202,12 +202,20 @@ func (f *fixture) connectTo(t testing.TB, srv *httptest.Server, opts *mcp.Client
 // for input with input-required results and retries.
 func (f *fixture) connectStdio(t *testing.T, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	return f.connectStdioWith(t, opts, nil)
+}
+
+// connectStdioWith is connectStdio with session options: a
+// ProtocolVersion of 2025-11-25 or older is a client of today's stdio
+// hosts, which initialize instead of discovering.
+func (f *fixture) connectStdioWith(t *testing.T, opts *mcp.ClientOptions, session *mcp.ClientSessionOptions) *mcp.ClientSession {
+	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
 	served := make(chan error, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { served <- f.gw.ServeStdio(ctx, st) }()
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, opts)
-	cs, err := c.Connect(t.Context(), ct, nil)
+	cs, err := c.Connect(t.Context(), ct, session)
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -31,8 +31,8 @@ import (
 // audited with exactly one begin and one end record naming its kind, its
 // caller (alice over HTTP, none elsewhere) and its client (the upstream
 // client's name, or the toolgate command); the second request meets a
-// rate limit and is refused with the retry text; a policy rule denies the
-// kinds that hook events cover, with the rule's message; and a refused
+// rate limit and is refused with the retry text; a policy rule denies
+// every kind that reaches a server, with the rule's message; and a refused
 // request never reaches the server (mcp-demo's own --call-log says what
 // it received).
 //
@@ -126,6 +126,22 @@ serve {
 			return err
 		}
 	}
+	subscribe := func(uri string) func(*mcp.ClientSession) error {
+		return func(cs *mcp.ClientSession) error {
+			err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri})
+			if err == nil {
+				// The next subscribe of this session is a new one again.
+				err = cs.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: uri})
+			}
+			return err
+		}
+	}
+	complete := func(ref *mcp.CompleteReference, arg string) func(*mcp.ClientSession) error {
+		return func(cs *mcp.ClientSession) error {
+			_, err := cs.Complete(t.Context(), &mcp.CompleteParams{Ref: ref, Argument: mcp.CompleteParamsArgument{Name: arg, Value: "A"}})
+			return err
+		}
+	}
 
 	// request is one request of a kind, as each door sends it; nil for a
 	// door that does not offer the kind.
@@ -140,7 +156,7 @@ serve {
 		name  string
 		allow request // admitted and approved; the door's second one is over its limit
 		// deny is refused by a policy rule with its message, decided by
-		// step; zero for kinds no hook event covers.
+		// step; zero for built-ins, which no hook event covers.
 		deny       request
 		rule, step string
 	}{
@@ -167,27 +183,23 @@ serve {
 			rule: docRule, step: "pre_resource_read"},
 		// Only the gateway's clients subscribe, prompt and complete: no
 		// CLI command nor host tool sends these (toolgate prompts lists
-		// the catalog). No hook event is about subscriptions or
-		// completions, so no policy rule decides them.
+		// the catalog). A subscribe is decided as a read of its URI.
 		{name: "resource_subscribe",
-			allow: request{gw: func(cs *mcp.ClientSession) error {
-				err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "demo://doc/00002"})
-				if err == nil {
-					// The next subscribe of this session is a new one again.
-					err = cs.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: "demo://doc/00002"})
-				}
-				return err
-			}, log: demoLog, line: "request resources/subscribe demo://doc/00002"}},
+			allow: request{gw: subscribe("demo://doc/00002"), log: demoLog, line: "request resources/subscribe demo://doc/00002"},
+			deny:  request{gw: subscribe("demo://doc/00003"), log: demoLog, line: "request resources/subscribe demo://doc/00003"},
+			rule:  docRule, step: "pre_resource_read"},
 		{name: "prompt_get",
 			allow: request{gw: prompt("mcp__demo__greet"), log: demoLog, line: "request prompts/get greet"},
 			deny:  request{gw: prompt("mcp__vault__greet"), log: vaultLog, line: "request prompts/get greet"},
 			rule:  promptRule, step: "pre_prompt_get"},
+		// A completion is decided as a get of its prompt (or a read of its
+		// resource template).
 		{name: "completion",
-			allow: request{gw: func(cs *mcp.ClientSession) error {
-				_, err := cs.Complete(t.Context(), &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: "demo://item/{id}"},
-					Argument: mcp.CompleteParamsArgument{Name: "id", Value: "1"}})
-				return err
-			}, log: demoLog, line: "request completion/complete demo://item/{id}"}},
+			allow: request{gw: complete(&mcp.CompleteReference{Type: "ref/resource", URI: "demo://item/{id}"}, "id"),
+				log: demoLog, line: "request completion/complete demo://item/{id}"},
+			deny: request{gw: complete(&mcp.CompleteReference{Type: "ref/prompt", Name: "mcp__vault__greet"}, "name"),
+				log: vaultLog, line: "request completion/complete greet"},
+			rule: promptRule, step: "pre_prompt_get"},
 	}
 
 	// The gateway's doors are in this process: their records are the

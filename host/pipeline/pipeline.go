@@ -60,9 +60,13 @@ const (
 // Resource reads, subscriptions, prompt gets
 // and completions are admitted (rate limits) and audited but never put to
 // approval: what a client may read is decided per server by
-// enabled_resources / enabled_prompts, and for reads and prompt gets by
-// the hooks that declare PreResourceRead / PrePromptGet (the pre-hooks
-// stage). An unsubscribe only undoes what an admitted subscribe did, so
+// enabled_resources / enabled_prompts, and per request by the hooks that
+// declare PreResourceRead / PrePromptGet (the pre-hooks stage). A
+// subscribe is asked as a read of its URI (a client that may not read a
+// resource may not watch it either), a completion as a read of its
+// resource template or a get of its prompt (whose arguments it would
+// reveal), so a policy's resource, prompt and caller rules cover every
+// kind that reaches a server. An unsubscribe only undoes what an admitted subscribe did, so
 // it is never refused (nor audited).
 func (k Kind) Stages() Stage {
 	switch k {
@@ -70,10 +74,8 @@ func (k Kind) Stages() Stage {
 		return Admit | Begin | PreHooks | Decide | Freshness | Execute | PostHooks | End
 	case Builtin:
 		return Admit | Begin | Execute | End
-	case ResourceRead, PromptGet:
+	case ResourceRead, PromptGet, ResourceSubscribe, Completion:
 		return Admit | Begin | PreHooks | Execute | End
-	case ResourceSubscribe, Completion:
-		return Admit | Begin | Execute | End
 	case Sampling, Elicitation:
 		// Admitted by the door's own check (a call to belong to, a client
 		// that can take it), not by serve's limits, which count the
@@ -351,12 +353,15 @@ func (f *flight) run(ctx context.Context) Result {
 		if f.stages.Has(PreHooks) {
 			var blocked *approval.Decision
 			switch {
-			case r.Kind == ResourceRead && p.opts.Approver != nil:
-				blocked = p.opts.Approver.PreResourceRead(ctx, areq)
-			case r.Kind == PromptGet && p.opts.Approver != nil:
-				blocked = p.opts.Approver.PrePromptGet(ctx, areq)
-			case r.Kind == ResourceRead || r.Kind == PromptGet:
+			case r.Kind != ToolCall && p.opts.Approver == nil:
 				// No approver, so no hooks to ask.
+			case r.Kind == ResourceRead || r.Kind == ResourceSubscribe || (r.Kind == Completion && r.URI != ""):
+				blocked = p.opts.Approver.PreResourceRead(ctx, areq)
+			case r.Kind == PromptGet || r.Kind == Completion:
+				if r.Kind == Completion && r.Complete != nil {
+					areq.PromptArguments = map[string]string{r.Complete.Argument.Name: r.Complete.Argument.Value}
+				}
+				blocked = p.opts.Approver.PrePromptGet(ctx, areq)
 			default:
 				areq, blocked = p.opts.Approver.PreToolUse(ctx, areq, areq.InputSchema)
 			}

@@ -300,7 +300,7 @@ func (h *Host) NewStep(sessionID string) *exposure.Step {
 	cfg, pl, emb := h.cfg, h.pipeline, h.embedder
 	h.mu.RUnlock()
 	return exposure.NewStep(exposure.Options{
-		Catalogs:   h.Manager,
+		Snapshots:  h.Manager,
 		Pipeline:   pl,
 		SessionID:  sessionID,
 		Model:      cfg.Model,

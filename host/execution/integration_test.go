@@ -114,7 +114,7 @@ func waitLog(t *testing.T, lines <-chan string, event, tool string) callLogLine 
 
 func TestExecuteAgainstMCPDemo(t *testing.T) {
 	m, lines := demoManager(t)
-	caps := m.Catalog().Servers["demo"].Capabilities
+	caps := m.Snapshot().Servers["demo"].Capabilities
 	var results []execution.Result
 	workdir := t.TempDir()
 	executor := func(model config.Model) *execution.Executor {

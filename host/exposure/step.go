@@ -22,14 +22,15 @@ import (
 	"github.com/toolgate/toolgate/host/pipeline"
 )
 
-// Catalogs is what a step needs from discovery: the current catalog.
-type Catalogs interface {
-	Catalog() *manager.Catalog
+// Snapshots is what a step needs from discovery: the current snapshot of
+// what the ready servers list.
+type Snapshots interface {
+	Snapshot() *manager.Snapshot
 }
 
 // Options configures a Step.
 type Options struct {
-	Catalogs Catalogs
+	Snapshots Snapshots
 	// Pipeline runs every routed call (admit, audit, hooks, approval,
 	// execution); nil = one that can run only the host's own tools.
 	Pipeline *pipeline.Pipeline
@@ -76,7 +77,7 @@ type Step struct {
 	log  hclog.Logger
 
 	once     sync.Once
-	cat      *manager.Catalog
+	cat      *manager.Snapshot
 	registry map[string]*Tool // model name → every runtime
 	visible  []*Tool          // the model's initial list: direct tools, then tool_search
 	deferred []*Tool          // found only through tool_search
@@ -124,7 +125,7 @@ func (s *Step) SessionID() string { return s.opts.SessionID }
 // capture takes the catalog once; every consumer of the step reads it.
 func (s *Step) capture() {
 	s.once.Do(func() {
-		s.cat = s.opts.Catalogs.Catalog()
+		s.cat = s.opts.Snapshots.Snapshot()
 		s.registry = make(map[string]*Tool, len(s.cat.Tools))
 		all := make([]*Tool, 0, len(s.cat.Tools))
 		for _, ti := range s.cat.Tools {
@@ -351,7 +352,7 @@ func (s *Step) hold(t *Tool) (func(), error) {
 // stillCurrent checks the tool against the live catalog. Only a revision
 // change costs anything.
 func (s *Step) stillCurrent(t *Tool) error {
-	cur := s.opts.Catalogs.Catalog()
+	cur := s.opts.Snapshots.Snapshot()
 	if cur.Revision == s.cat.Revision {
 		return nil
 	}

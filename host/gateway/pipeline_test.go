@@ -15,8 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/host/approval"
 	"github.com/toolgate/toolgate/host/events"
-	"github.com/toolgate/toolgate/host/pipeline"
 	"github.com/toolgate/toolgate/host/tokenauth/tokenauthtest"
 	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testbin"
@@ -321,7 +321,7 @@ serve {
 		for _, k := range kinds {
 			attempts := []attempt{{"allowed", k.allow, "", ""}}
 			if d.limited {
-				attempts = append(attempts, attempt{"over the limit", k.allow, "Retry in", pipeline.StepRateLimit})
+				attempts = append(attempts, attempt{"over the limit", k.allow, "Retry in", string(approval.StepRateLimit)})
 			}
 			if k.rule != "" {
 				attempts = append(attempts, attempt{"denied by policy", k.deny, k.rule, k.step})

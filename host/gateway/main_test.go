@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -269,6 +270,26 @@ func callLog(t *testing.T, path, event string) []string {
 		}
 	}
 	return out
+}
+
+// waitEnd returns the first tool_call_end of kind that rec had not
+// recorded among its first seen events, once it is in. Bounded, so a door
+// that records nothing fails instead of hanging.
+func waitEnd(t *testing.T, rec *events.Recorder, kind string, seen int) events.ToolCallEnd {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	e, err := rec.WaitFor(ctx, func(e events.Event) bool {
+		end, ok := e.(events.ToolCallEnd)
+		return ok && end.Call.Kind == kind && !slices.ContainsFunc(rec.Events()[:seen], func(o events.Event) bool {
+			old, ok := o.(events.ToolCallEnd)
+			return ok && old.CallID == end.CallID
+		})
+	})
+	if err != nil {
+		t.Fatalf("no tool_call_end of kind %s: %v", kind, err)
+	}
+	return e.(events.ToolCallEnd)
 }
 
 // text returns the text of a result's first content block.

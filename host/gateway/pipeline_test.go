@@ -149,6 +149,10 @@ serve {
 		log     string   // the call log of the server it is for; "" = no server is asked
 		line    string   // what that server logs when it receives it
 	}
+	// The kinds that a client sends towards a server. Forwarded sampling
+	// and elicitation go the other way (a server asks the upstream client
+	// within a call) and come in by none of these doors; pipeline's
+	// TestForwardedRequests and this package's sampling tests cover them.
 	kinds := []struct {
 		name  string
 		allow request // admitted and approved; the door's second one is over its limit

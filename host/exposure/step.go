@@ -14,7 +14,6 @@ import (
 
 	"github.com/toolgate/toolgate/host/approval"
 	"github.com/toolgate/toolgate/host/catalog"
-	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/execution"
 	"github.com/toolgate/toolgate/host/exposure/embeddings"
@@ -37,7 +36,7 @@ type Options struct {
 	// SessionID identifies the approval session (session memory, audit).
 	SessionID string
 	// Model shapes the texts of calls that never reach a server.
-	Model  config.Model
+	Model  execution.Model
 	Events events.Sink // nil = none
 	Logger hclog.Logger
 	Now    func() time.Time // nil = time.Now
@@ -250,7 +249,7 @@ type CallResult struct {
 	// PostToolUse hooks.
 	exec  *execution.Result
 	wall  time.Duration
-	model config.Model
+	model execution.Model
 	notes []string
 	// resource is read_mcp_resource's answer, before it is shaped as a
 	// tool result.

@@ -399,6 +399,7 @@ func (s *session) apply(step *exposure.Step, plan *catalogPlan) {
 
 // handle is the go-sdk tool handler of every tool of the session.
 func (s *session) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	growStack(0) // a call runs here (runHere): see callStackBytes
 	p := req.Params
 	if p.RequestState != "" {
 		return s.resume(ctx, req)

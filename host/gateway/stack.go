@@ -1,0 +1,23 @@
+package gateway
+
+// callStackBytes is about the stack a call through the pipeline needs
+// on the goroutine that runs it: go-sdk's request goroutine for a client
+// older than 2026-07-28 (runHere), the call's own otherwise (run). Both
+// start small, and the pipeline (approval, execution, the stdio client
+// and go-sdk's encoding beneath it) is deep enough to grow them twice or
+// three times on every call, each time copying every frame on the
+// stack, deepest last (issue 30: the largest cost toolgate added over
+// the go-sdk floor's request path in the profile).
+const callStackBytes = 24 << 10
+
+// growStack makes the runtime grow the calling goroutine's stack to
+// hold callStackBytes more while the stack is still shallow: one copy of
+// a few frames instead of several copies of the deep ones. The frame of
+// this function is the reservation; it returns at once.
+//
+//go:noinline
+func growStack(i uint8) uint8 {
+	var reserve [callStackBytes]uint8
+	reserve[i] = i
+	return reserve[len(reserve)-1-int(i)]
+}

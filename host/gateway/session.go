@@ -452,9 +452,12 @@ func isNull(raw json.RawMessage) bool {
 }
 
 // checkArguments accepts what tools/call may carry as arguments: nothing,
-// null, or a JSON object.
+// null, or a JSON object. It looks at the shape only: go-sdk decoded the
+// params, so raw is well-formed JSON, and the step validates it once more
+// for every caller (execution.ParseArguments); a third pass over large
+// arguments would cost the call (issue 30).
 func checkArguments(raw json.RawMessage) error {
-	if isNull(raw) || strings.HasPrefix(strings.TrimSpace(string(raw)), "{") && json.Valid(raw) {
+	if isNull(raw) || strings.HasPrefix(strings.TrimSpace(string(raw)), "{") {
 		return nil
 	}
 	return fmt.Errorf("invalid params: tool arguments must be a JSON object")

@@ -7,6 +7,12 @@
 // Front ends — the CLI, the gateway, Go callers — build a Host, Start it,
 // and drive steps through it.
 //
+// A program that embeds a Host calls [RunSupervisorIfAsked] first thing
+// in main, as toolgate does: it is where the supervisor that ends the
+// servers' descendants when the program is killed runs (see
+// docs/processes.md); without it, setsid descendants outlive a SIGKILLed
+// program.
+//
 // The package Example embeds a Host in a Go program: a configuration, its
 // servers started, and one step's tools and call; the gateway package's
 // Example serves a Host to an MCP client.

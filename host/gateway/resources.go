@@ -83,7 +83,7 @@ func (g *Gateway) offers() *offerPlan {
 	if h == nil {
 		return &offerPlan{}
 	}
-	cat := h.Manager.Catalog()
+	cat := h.Manager.Snapshot()
 	g.offerMu.Lock()
 	defer g.offerMu.Unlock()
 	if g.offerPlan != nil && g.offerPlan.rev == cat.Revision {
@@ -97,7 +97,7 @@ func (g *Gateway) offers() *offerPlan {
 	return p
 }
 
-func buildOfferPlan(cat *manager.Catalog) *offerPlan {
+func buildOfferPlan(cat *manager.Snapshot) *offerPlan {
 	p := &offerPlan{rev: cat.Revision, resources: map[string]*servedResource{},
 		templates: map[string]*servedResource{}, prompts: map[string]*servedPrompt{}}
 	type claim struct {
@@ -257,7 +257,7 @@ func (g *Gateway) offered() offered {
 		return offered{true, true, true}
 	}
 	var o offered
-	for _, info := range h.Manager.Catalog().Servers {
+	for _, info := range h.Manager.Snapshot().Servers {
 		if c := info.Capabilities; c != nil {
 			o.resources = o.resources || c.Resources != nil
 			o.prompts = o.prompts || c.Prompts != nil

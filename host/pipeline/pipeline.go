@@ -53,24 +53,29 @@ const (
 )
 
 // Stages returns the stages that apply to requests of kind k. A tool call
-// takes all of them. A built-in tool is audited only: it is the host's
-// own and contacts no server. Resource reads, subscriptions, prompt gets
+// takes all of them. A built-in tool is admitted and audited, never put
+// to hooks or approval: it is the host's own and contacts no server, but
+// a client's tools/call of tool_search is still one of its requests, and
+// a search may cost (an embeddings endpoint), so serve's limits count it.
+// Resource reads, subscriptions, prompt gets
 // and completions are admitted (rate limits) and audited but never put to
 // approval: what a client may read is decided per server by
-// enabled_resources / enabled_prompts, and for reads and prompt gets by
-// the hooks that declare PreResourceRead / PrePromptGet (the pre-hooks
-// stage). An unsubscribe only undoes what an admitted subscribe did, so
+// enabled_resources / enabled_prompts, and per request by the hooks that
+// declare PreResourceRead / PrePromptGet (the pre-hooks stage). A
+// subscribe is asked as a read of its URI (a client that may not read a
+// resource may not watch it either), a completion as a read of its
+// resource template or a get of its prompt (whose arguments it would
+// reveal), so a policy's resource, prompt and caller rules cover every
+// kind that reaches a server. An unsubscribe only undoes what an admitted subscribe did, so
 // it is never refused (nor audited).
 func (k Kind) Stages() Stage {
 	switch k {
 	case ToolCall:
 		return Admit | Begin | PreHooks | Decide | Freshness | Execute | PostHooks | End
 	case Builtin:
-		return Begin | Execute | End
-	case ResourceRead, PromptGet:
-		return Admit | Begin | PreHooks | Execute | End
-	case ResourceSubscribe, Completion:
 		return Admit | Begin | Execute | End
+	case ResourceRead, PromptGet, ResourceSubscribe, Completion:
+		return Admit | Begin | PreHooks | Execute | End
 	case Sampling, Elicitation:
 		// Admitted by the door's own check (a call to belong to, a client
 		// that can take it), not by serve's limits, which count the
@@ -126,9 +131,6 @@ type Options struct {
 	Events events.Sink // nil = none
 	Now    func() time.Time
 }
-
-// StepRateLimit is the approval_decision step of a request a limit refused.
-const StepRateLimit = "rate_limit"
 
 // Pipeline runs requests through their stages.
 type Pipeline struct{ opts Options }
@@ -268,13 +270,6 @@ func traceID(tp string) string {
 	return tp[3:35]
 }
 
-// Decision steps of requests that are not put to approval, as
-// tool_call_end's decision_step records them.
-const (
-	stepAdmit = "admit" // admitted (rate limits), not put to approval
-	stepHost  = "host"  // the host's own tool
-)
-
 // flight is one request on its way through the stages.
 type flight struct {
 	p      *Pipeline
@@ -283,10 +278,13 @@ type flight struct {
 	call   events.Call
 	began  bool
 	// verdict and step are what decided, for tool_call_end.
-	verdict, step string
+	verdict string
+	step    approval.DecisionStep
 }
 
-func (f *flight) decided(verdict, step string) { f.verdict, f.step = verdict, step }
+func (f *flight) decided(verdict string, step approval.DecisionStep) {
+	f.verdict, f.step = verdict, step
+}
 
 func (f *flight) run(ctx context.Context) Result {
 	p, r := f.p, f.r
@@ -306,9 +304,9 @@ func (f *flight) run(ctx context.Context) Result {
 	if f.stages.Has(Admit) && (r.Kind == Sampling || r.Kind == Elicitation) {
 		if r.Check != nil {
 			if err := r.Check(); err != nil {
-				f.decided(events.VerdictDenied, stepAdmit)
+				f.decided(events.VerdictDenied, approval.StepAdmit)
 				res := f.refused(events.CallDenied, err)
-				res.Decision = approval.Decision{Step: stepAdmit, By: "host", Text: err.Error()}
+				res.Decision = approval.Decision{Step: approval.StepAdmit, By: "host", Text: err.Error()}
 				return res
 			}
 		}
@@ -318,11 +316,11 @@ func (f *flight) run(ctx context.Context) Result {
 			name = r.Name
 		}
 		if err := p.opts.Admit(r.Caller, name); err != nil {
-			f.decided(events.VerdictDenied, StepRateLimit)
-			p.opts.Events.Emit(events.ApprovalDecision{At: p.opts.Now(), Call: f.call, Step: StepRateLimit, By: "host",
+			f.decided(events.VerdictDenied, approval.StepRateLimit)
+			p.opts.Events.Emit(events.ApprovalDecision{At: p.opts.Now(), Call: f.call, Step: string(approval.StepRateLimit), By: "host",
 				Verdict: events.VerdictDenied, Rationale: err.Error()})
 			res := f.refused(events.CallDenied, err)
-			res.Decision = approval.Decision{Step: StepRateLimit, By: "host", Text: err.Error()}
+			res.Decision = approval.Decision{Step: approval.StepRateLimit, By: "host", Text: err.Error()}
 			return res
 		}
 	}
@@ -348,12 +346,15 @@ func (f *flight) run(ctx context.Context) Result {
 		if f.stages.Has(PreHooks) {
 			var blocked *approval.Decision
 			switch {
-			case r.Kind == ResourceRead && p.opts.Approver != nil:
-				blocked = p.opts.Approver.PreResourceRead(ctx, areq)
-			case r.Kind == PromptGet && p.opts.Approver != nil:
-				blocked = p.opts.Approver.PrePromptGet(ctx, areq)
-			case r.Kind == ResourceRead || r.Kind == PromptGet:
+			case r.Kind != ToolCall && p.opts.Approver == nil:
 				// No approver, so no hooks to ask.
+			case r.Kind == ResourceRead || r.Kind == ResourceSubscribe || (r.Kind == Completion && r.URI != ""):
+				blocked = p.opts.Approver.PreResourceRead(ctx, areq)
+			case r.Kind == PromptGet || r.Kind == Completion:
+				if r.Kind == Completion && r.Complete != nil {
+					areq.PromptArguments = map[string]string{r.Complete.Argument.Name: r.Complete.Argument.Value}
+				}
+				blocked = p.opts.Approver.PrePromptGet(ctx, areq)
 			default:
 				areq, blocked = p.opts.Approver.PreToolUse(ctx, areq, areq.InputSchema)
 			}
@@ -383,10 +384,10 @@ func (f *flight) run(ctx context.Context) Result {
 		}
 	}
 	if !f.stages.Has(Decide) {
-		if f.stages.Has(Admit) {
-			f.decided(events.VerdictApproved, stepAdmit)
+		if r.Kind == Builtin {
+			f.decided(events.VerdictApproved, approval.StepHost)
 		} else {
-			f.decided(events.VerdictApproved, stepHost)
+			f.decided(events.VerdictApproved, approval.StepAdmit)
 		}
 	}
 
@@ -430,7 +431,7 @@ func (f *flight) execute(ctx context.Context, args json.RawMessage) Result {
 		out.Exec, out.Raw, out.Status, out.Err, out.Wall = &ex, ex.Raw, ex.Status, ex.Err, ex.Wall
 		if f.began {
 			p.opts.Events.Emit(events.ToolCallEnd{At: ex.Finished, Call: f.call, Status: ex.Status, Duration: ex.Wall,
-				Result: ex.EventResult, Error: ex.EventError, Decision: f.verdict, DecisionStep: f.step})
+				Result: ex.EventResult, Error: ex.EventError, Decision: f.verdict, DecisionStep: string(f.step)})
 		}
 		return out
 	case Builtin:
@@ -458,7 +459,7 @@ func (f *flight) execute(ctx context.Context, args json.RawMessage) Result {
 	out.Wall = p.opts.Now().Sub(r.Started)
 	if f.began {
 		ev := events.ToolCallEnd{At: p.opts.Now(), Call: f.call, Status: out.Status, Duration: out.Wall,
-			Decision: f.verdict, DecisionStep: f.step}
+			Decision: f.verdict, DecisionStep: string(f.step)}
 		if err != nil {
 			ev.Error = execution.Truncate(err.Error(), execution.EventResultMaxBytes)
 		}
@@ -484,7 +485,7 @@ func (f *flight) refused(status string, err error) Result {
 	}
 	if f.began {
 		ev := events.ToolCallEnd{At: p.opts.Now(), Call: f.call, Status: status, Duration: wall, Error: err.Error(),
-			Decision: f.verdict, DecisionStep: f.step}
+			Decision: f.verdict, DecisionStep: string(f.step)}
 		if res.Raw != nil {
 			ev.Result = execution.EventProjection(res.Raw, nil)
 		}

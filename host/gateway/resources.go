@@ -459,11 +459,13 @@ func upstreamError(err error) error {
 	return err
 }
 
-// sessionOf returns the session a request came in on. A 2026-07-28
-// request over HTTP comes on a go-sdk session of its own; its context
-// names the toolgate session (modern.go).
+// sessionOf returns the session a request came in on. Over HTTP the
+// request's context names it (sessionKey): a 2026-07-28 request comes on
+// a go-sdk session of its own (modern.go), and a stateful session's
+// requests may come before bind recorded its go-sdk session. Over stdio
+// the go-sdk session does.
 func (g *Gateway) sessionOf(ctx context.Context, ss *mcp.ServerSession) (*session, error) {
-	if s, ok := ctx.Value(sessionKey{}).(*session); ok && s.modernKey != "" {
+	if s, ok := ctx.Value(sessionKey{}).(*session); ok {
 		return s, nil
 	}
 	if ss != nil {

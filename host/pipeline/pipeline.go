@@ -290,7 +290,6 @@ type flight struct {
 	stages Stage
 	call   events.Call
 	began  bool
-	seq    uint64 // order among the calls running on the server (Running)
 	// verdict and step are what decided, for tool_call_end.
 	verdict, step string
 }
@@ -436,10 +435,10 @@ func (f *flight) execute(ctx context.Context, args json.RawMessage) Result {
 		var progress func(*mcp.ProgressNotificationParams)
 		if r.Upstream != nil {
 			progress = r.Upstream.Progress()
-			if p.opts.Running != nil {
-				var done func()
-				ctx, done = p.opts.Running.begin(ctx, f)
-				defer done()
+			if rn := p.opts.Running; rn != nil {
+				var seq uint64
+				ctx, seq = rn.begin(ctx, &f.r)
+				defer rn.end(r.Server, seq)
 			}
 		}
 		ex := p.opts.Executor.Execute(ctx, execution.Request{

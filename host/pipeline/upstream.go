@@ -61,38 +61,47 @@ type Upstream interface {
 type Running struct {
 	mu  sync.Mutex
 	seq uint64
-	on  map[string]map[*flight]struct{} // by server
+	on  map[string]map[uint64]running // by server, then by call order
 }
 
-// runningKey carries the flight of a tool call in the context of its
+// running is one call running on a server. It is stored by value, so
+// recording a call costs no allocation of its own.
+type running struct {
+	session string
+	up      Upstream
+}
+
+// runningKey carries the Upstream of a tool call in the context of its
 // execution: go-sdk runs a 2026-07-28 server's input requests (an
 // elicitation inside the call's result) in the context of the CallTool
 // that received them, and that context is the only thread back to the
 // call. No other package reads it; they ask [Running.For].
 type runningKey struct{}
 
-// begin records f as running on its server until the returned func runs,
-// and returns ctx carrying it.
-func (rn *Running) begin(ctx context.Context, f *flight) (context.Context, func()) {
-	server := f.r.Server
+// begin records a call of r's session as running on r's server until
+// end(r.Server, seq), and returns ctx carrying its Upstream.
+func (rn *Running) begin(ctx context.Context, r *Request) (context.Context, uint64) {
 	rn.mu.Lock()
 	rn.seq++
-	f.seq = rn.seq
+	seq := rn.seq
 	if rn.on == nil {
-		rn.on = map[string]map[*flight]struct{}{}
+		rn.on = map[string]map[uint64]running{}
 	}
-	set := rn.on[server]
+	set := rn.on[r.Server]
 	if set == nil {
-		set = map[*flight]struct{}{}
-		rn.on[server] = set
+		set = map[uint64]running{}
+		rn.on[r.Server] = set
 	}
-	set[f] = struct{}{}
+	set[seq] = running{session: r.SessionID, up: r.Upstream}
 	rn.mu.Unlock()
-	return context.WithValue(ctx, runningKey{}, f), func() {
-		rn.mu.Lock()
-		delete(set, f)
-		rn.mu.Unlock()
-	}
+	return context.WithValue(ctx, runningKey{}, r.Upstream), seq
+}
+
+// end forgets the call begin recorded.
+func (rn *Running) end(server string, seq uint64) {
+	rn.mu.Lock()
+	delete(rn.on[server], seq)
+	rn.mu.Unlock()
 }
 
 // For returns the upstream a server-initiated request of server belongs
@@ -102,28 +111,31 @@ func (rn *Running) begin(ctx context.Context, f *flight) (context.Context, func(
 // running on a server that does not say which one asked are ambiguous:
 // nobody is asked rather than the wrong client.
 func (rn *Running) For(ctx context.Context, server string) (Upstream, string) {
-	if f, ok := ctx.Value(runningKey{}).(*flight); ok && f.r.Server == server {
-		return f.r.Upstream, ""
+	if up, ok := ctx.Value(runningKey{}).(Upstream); ok {
+		return up, ""
 	}
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
-	var best *flight
-	sessions := map[string]struct{}{}
-	for f := range rn.on[server] {
-		sessions[f.r.SessionID] = struct{}{}
-		if best == nil || f.seq < best.seq {
-			best = f
+	var (
+		best     running
+		bestSeq  uint64
+		sessions = map[string]struct{}{}
+	)
+	for seq, c := range rn.on[server] {
+		sessions[c.session] = struct{}{}
+		if best.up == nil || seq < bestSeq {
+			best, bestSeq = c, seq
 		}
 	}
 	switch {
-	case best == nil:
+	case best.up == nil:
 		return nil, fmt.Sprintf("server %q asked for input outside any call from an upstream client", server)
 	case len(sessions) > 1:
 		return nil, fmt.Sprintf("server %q asked for input while calls of %d upstream sessions were running on it, "+
 			"and its protocol version does not say which call asked; set protocol_version = %q in its server block "+
 			"so that its elicitations carry their call", server, len(sessions), "2026-07-28")
 	}
-	return best.r.Upstream, ""
+	return best.up, ""
 }
 
 // On returns the upstreams of the calls running on server, for a log
@@ -136,8 +148,8 @@ func (rn *Running) On(server string) []Upstream {
 		return nil
 	}
 	out := make([]Upstream, 0, len(set))
-	for f := range set {
-		out = append(out, f.r.Upstream)
+	for _, c := range set {
+		out = append(out, c.up)
 	}
 	return out
 }

@@ -214,7 +214,7 @@ plugin "guardian" {
 	}
 	var assessed int
 	for _, e := range events.Of[events.ApprovalDecision](f.rec) {
-		if e.Step == approval.StepReviewer && e.RiskLevel != "" {
+		if approval.DecisionStep(e.Step) == approval.StepReviewer && e.RiskLevel != "" {
 			assessed++
 		}
 	}
@@ -308,7 +308,7 @@ plugin "guardian" {
 							reached := len(f.serverCalls(t)) > before
 
 							// The expected decider, straight from ARCHITECTURE §8.
-							wantStep, wantOK := "", false
+							wantStep, wantOK := approval.DecisionStep(""), false
 							switch {
 							case mode == config.ModeApprove:
 								wantStep, wantOK = approval.StepMode, true

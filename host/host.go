@@ -167,7 +167,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	h.wireUpstream(&mo)
 	h.Manager = manager.New(cfg, mo)
 	h.executor = h.newExecutor(cfg)
-	h.limiter = ratelimit.New(cfg.Serve.Limits, h.opts.LimitClock)
+	h.limiter = ratelimit.New(rateLimits(cfg.Serve.Limits), h.opts.LimitClock)
 	h.pipeline = h.newPipeline()
 	h.embedder = h.newEmbedder(cfg, nil, nil)
 	return h, nil
@@ -231,8 +231,8 @@ func (h *Host) auditGate(cfg *config.Config) func() error {
 func (h *Host) newExecutor(cfg *config.Config) *execution.Executor {
 	return execution.New(execution.Options{
 		Caller:      h.Manager,
-		Model:       cfg.Model,
-		Permissions: cfg.Approval.Permissions,
+		Model:       executionModel(cfg.Model),
+		Permissions: string(cfg.Approval.Permissions),
 		Cwd:         h.cwd,
 		CallMeta:    callMetaServers(cfg),
 		// Results are serialized only where something keeps them.
@@ -308,10 +308,10 @@ func (h *Host) NewStep(sessionID string) *exposure.Step {
 	cfg, pl, emb := h.cfg, h.pipeline, h.embedder
 	h.mu.RUnlock()
 	return exposure.NewStep(exposure.Options{
-		Catalogs:   h.Manager,
+		Snapshots:  h.Manager,
 		Pipeline:   pl,
 		SessionID:  sessionID,
-		Model:      cfg.Model,
+		Model:      executionModel(cfg.Model),
 		Events:     h.Bus,
 		Logger:     h.log,
 		Policy:     exposure.PolicyFrom(cfg),
@@ -362,7 +362,7 @@ func (h *Host) Apply(cfg *config.Config) manager.ApplyResult {
 	h.executor = h.newExecutor(cfg)
 	if !slices.EqualFunc(old.Serve.Limits, cfg.Serve.Limits, sameLimit) {
 		// Changed limits start with full buckets.
-		h.limiter = ratelimit.New(cfg.Serve.Limits, h.opts.LimitClock)
+		h.limiter = ratelimit.New(rateLimits(cfg.Serve.Limits), h.opts.LimitClock)
 	}
 	h.pipeline = h.newPipeline()
 	h.embedder = h.newEmbedder(cfg, old, h.embedder)
@@ -421,12 +421,4 @@ func (h *Host) Close() error {
 		err = errors.Join(err, h.audit.Close())
 	}
 	return err
-}
-
-// sameLimit reports whether two limit blocks say the same (where they
-// are written does not matter), so a reload keeps their buckets.
-func sameLimit(a, b config.Limit) bool {
-	return slices.Equal(a.Callers, b.Callers) && slices.Equal(a.Tools, b.Tools) &&
-		a.PerCaller == b.PerCaller && a.PerTool == b.PerTool &&
-		a.Calls == b.Calls && a.Period == b.Period && a.Burst == b.Burst
 }

@@ -592,7 +592,7 @@ func TestChangedToolDefinitionVoidsItsApproval(t *testing.T) {
 		t.Fatalf("mutate: %s", res.Output().Text)
 	}
 	replaced := func() bool {
-		for _, tl := range f.h.Manager.Catalog().Tools {
+		for _, tl := range f.h.Manager.Snapshot().Tools {
 			if tl.RawName() == "slow_write" && strings.Contains(tl.Tool.Description, "Added at runtime") {
 				return true
 			}

@@ -63,33 +63,50 @@ func (r Request) call() events.Call {
 	return events.Call{CallID: r.CallID, SessionID: r.SessionID, Server: r.Server, Tool: r.Tool, ModelName: r.ModelName, Caller: r.Caller}
 }
 
-// Steps of the procedure, as recorded in [Decision.Step] and in
-// events.ApprovalDecision.Step.
+// DecisionStep names the step that decided a request. It is recorded in
+// [Decision.Step], events.ApprovalDecision.Step and tool_call_end's
+// decision_step, and read back by replay, the inbox and audit queries.
+// Every value lives here, including the ones the pipeline decides before
+// or instead of the procedure, so the vocabulary has one home.
+type DecisionStep string
+
+// Steps of the procedure.
 const (
-	StepMode        = "mode"
-	StepAnnotations = "annotations"
-	StepSession     = "session"
-	StepHook        = "hook"
-	StepReviewer    = "guardian"
-	StepUser        = "user"
+	StepMode        DecisionStep = "mode"
+	StepAnnotations DecisionStep = "annotations"
+	StepSession     DecisionStep = "session"
+	StepHook        DecisionStep = "hook"
+	StepReviewer    DecisionStep = "guardian"
+	StepUser        DecisionStep = "user"
 	// StepPreToolUse is a PreToolUse hook blocking or rewriting a call
 	// before the procedure.
-	StepPreToolUse = "pre_tool_use"
+	StepPreToolUse DecisionStep = "pre_tool_use"
 	// StepPreResourceRead and StepPrePromptGet are a request hook blocking
 	// a resource read or a prompt get.
-	StepPreResourceRead = "pre_resource_read"
-	StepPrePromptGet    = "pre_prompt_get"
+	StepPreResourceRead DecisionStep = "pre_resource_read"
+	StepPrePromptGet    DecisionStep = "pre_prompt_get"
 	// StepAudit is the host refusing a call because the audit log cannot
 	// be written (audit { on_error = "deny" }).
-	StepAudit = "audit"
+	StepAudit DecisionStep = "audit"
+)
+
+// Steps the pipeline (host/pipeline) decides without the procedure.
+const (
+	// StepRateLimit is a request a rate limit refused before approval.
+	StepRateLimit DecisionStep = "rate_limit"
+	// StepAdmit is a request admitted without approval (sampling and
+	// elicitation), or refused by its admission check.
+	StepAdmit DecisionStep = "admit"
+	// StepHost is a call of the host's own tool (tool_search).
+	StepHost DecisionStep = "host"
 )
 
 // Decision is the procedure's verdict on one call. The zero value is a
 // denial, so a code path that forgets to fill it in fails closed.
 type Decision struct {
 	Approved bool
-	// Step is the Step* constant of the step that decided.
-	Step string
+	// Step is the step that decided.
+	Step DecisionStep
 	// By is who decided: "host", a hook's name, the reviewer's name, or
 	// "user".
 	By string

@@ -253,7 +253,7 @@ func (p *Procedure) persistent(r Request) (string, bool) {
 // it was bound to no definition, or to the one the tool has now. When
 // the server changed the tool since, the approval lapses and the change
 // is recorded with both hashes, so the audit log shows the "rug pull".
-func (p *Procedure) sameDefinition(r Request, step, approved string) bool {
+func (p *Procedure) sameDefinition(r Request, step DecisionStep, approved string) bool {
 	if approved == "" {
 		return true
 	}
@@ -267,7 +267,7 @@ func (p *Procedure) sameDefinition(r Request, step, approved string) bool {
 		p.events.Emit(events.ApprovalDecision{
 			At:                 time.Now(),
 			Call:               r.call(),
-			Step:               step,
+			Step:               string(step),
 			By:                 byHost,
 			Verdict:            events.VerdictAbstain,
 			Rationale:          "the server changed the tool's definition since it was approved; the approval no longer applies",
@@ -492,7 +492,7 @@ func (p *Procedure) decided(r Request, d Decision, note, risk string) Decision {
 	return d
 }
 
-func (p *Procedure) emit(r Request, step, by, verdict, rationale, risk string) {
+func (p *Procedure) emit(r Request, step DecisionStep, by, verdict, rationale, risk string) {
 	p.emitDecision(r, Decision{Step: step, By: by}, verdict, rationale, risk, nil, nil)
 }
 
@@ -508,7 +508,7 @@ func (p *Procedure) emitDecision(r Request, d Decision, verdict, rationale, risk
 		After:     after,
 		At:        time.Now(),
 		Call:      r.call(),
-		Step:      step,
+		Step:      string(step),
 		By:        by,
 		Verdict:   verdict,
 		Rationale: rationale,

@@ -53,7 +53,7 @@ func (p *Procedure) PrePromptGet(ctx context.Context, r Request) *Decision {
 
 // preRequest is the chain of one request event; ask reports false for a
 // hook that does not take the event.
-func (p *Procedure) preRequest(ctx context.Context, r Request, event, step string, ask func(PreToolUseHook) (PreVerdict, bool, error)) *Decision {
+func (p *Procedure) preRequest(ctx context.Context, r Request, event string, step DecisionStep, ask func(PreToolUseHook) (PreVerdict, bool, error)) *Decision {
 	for _, h := range p.pre {
 		v, asked, err := func() (v PreVerdict, asked bool, err error) {
 			defer func() {

@@ -81,7 +81,7 @@ func (p *Procedure) runShadow(ctx context.Context, r Request, d Decision) {
 				Call:         events.Call{CallID: r.CallID, SessionID: r.SessionID, Server: r.Server, Tool: r.Tool, ModelName: r.ModelName, Caller: r.Caller},
 				Hook:         h.Name(),
 				Enforced:     enforced,
-				EnforcedStep: d.Step,
+				EnforcedStep: string(d.Step),
 				Duration:     s.now().Sub(started),
 			}
 			switch {

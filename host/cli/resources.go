@@ -20,7 +20,7 @@ import (
 // catalogOf starts a host for the config, takes its catalog and closes it.
 // With server, it waits for that server only, and fails when it is not
 // ready; without, for every server, and fails when a required one failed.
-func (g *globals) catalogOf(cmd *cobra.Command, progress bool, server string) (*manager.Catalog, error) {
+func (g *globals) catalogOf(cmd *cobra.Command, progress bool, server string) (*manager.Snapshot, error) {
 	cfg, err := g.loadConfig()
 	if err != nil {
 		return nil, err
@@ -38,13 +38,13 @@ func (g *globals) catalogOf(cmd *cobra.Command, progress bool, server string) (*
 		if err := h.Manager.NotReady(server); err != nil {
 			return nil, exit(ExitFailure, err)
 		}
-		return h.Manager.Catalog(), nil
+		return h.Manager.Snapshot(), nil
 	}
 	h, _, err := g.startHost(cmd.Context(), cfg, progress, host.Options{})
 	if err != nil {
 		return nil, err
 	}
-	cat := h.Manager.Catalog()
+	cat := h.Manager.Snapshot()
 	reqErr := h.Manager.RequiredError()
 	_ = h.Close()
 	if reqErr != nil {

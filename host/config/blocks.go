@@ -528,15 +528,11 @@ func (l *loader) environment(d *decoder, r *rawEnvironment, f *hcl.File) {
 
 // crossCheck validates references between blocks, which may live in
 // different files. It runs only when every file decoded cleanly, so a
-// block that failed to decode is not reported again as "missing".
+// block that failed to decode is not reported again as "missing". It
+// only checks: what one block takes from another is filled in by
+// resolve, after every check passed.
 func (l *loader) crossCheck(d *decoder) {
 	cfg := l.cfg
-	for i := range cfg.Servers {
-		if cfg.Servers[i].ForwardSampling == nil {
-			v := cfg.Serve.ForwardSampling
-			cfg.Servers[i].ForwardSampling = &v
-		}
-	}
 	pluginsOfKind := func(kind PluginKind) []string {
 		var names []string
 		for _, p := range cfg.Plugins {
@@ -617,6 +613,20 @@ func (l *loader) crossCheck(d *decoder) {
 				"%s uses source \"remote\", which is read on a remote executor, but server %q runs in environment %q, "+
 					"which uses the local launcher. Remove source = \"remote\", or run the server in an environment whose launcher is a launcher plugin.",
 				name, s.Name, env.Name)
+		}
+	}
+}
+
+// resolve fills in the defaults one block takes from another, which may
+// live in a later file: a server block without forward_sampling takes
+// serve's. It runs after crossCheck, only on a configuration without
+// errors, and reports nothing.
+func (l *loader) resolve() {
+	cfg := l.cfg
+	for i := range cfg.Servers {
+		if cfg.Servers[i].ForwardSampling == nil {
+			v := cfg.Serve.ForwardSampling
+			cfg.Servers[i].ForwardSampling = &v
 		}
 	}
 }

@@ -19,6 +19,12 @@
 // compares blocks with [Server.SameProjection] (and the Plugin and
 // Environment variants) to decide what to restart.
 //
+// Load runs in three steps: each file's blocks are decoded and checked
+// with their own defaults; then the references between blocks are
+// checked (crossCheck, which only reports); then, when nothing failed,
+// the defaults one block takes from another are filled in (resolve: a
+// server's forward_sampling from serve's).
+//
 // Concurrency: a *Config is immutable and safe to share. Load, Discover
 // and WriteDiagnostics are safe to call concurrently. RememberToolApproval
 // replaces the file atomically, but concurrent calls for the same file

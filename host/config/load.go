@@ -77,6 +77,9 @@ func Load(path string, opts LoadOptions) (*Config, hcl.Diagnostics) {
 		l.crossCheck(d)
 		diags = append(diags, d.diags...)
 	}
+	if !diags.HasErrors() {
+		l.resolve()
+	}
 
 	sortDiagnostics(diags, paths)
 	files := parser.Files()

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"math"
 	"net"
 	"net/url"
@@ -224,9 +223,4 @@ func (l *loader) serveLimits(d *decoder, rs []rawLimit) {
 			l.cfg.Serve.Limits = append(l.cfg.Serve.Limits, lim)
 		}
 	}
-}
-
-// String names the limit for texts: "calls = 10 per 60s (limit at config.hcl:12)".
-func (l Limit) String() string {
-	return fmt.Sprintf("%d calls per %s (limit at %s:%d)", l.Calls, l.Period, l.DeclRange.Filename, l.DeclRange.Start.Line)
 }

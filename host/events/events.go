@@ -149,7 +149,7 @@ const (
 type ApprovalDecision struct {
 	At time.Time `json:"at"`
 	Call
-	Step      string `json:"step"`    // mode | annotations | session | hook | guardian | user | pre_tool_use
+	Step      string `json:"step"`    // an approval.DecisionStep: mode | annotations | session | hook | guardian | user | pre_tool_use | …
 	By        string `json:"by"`      // who decided: "host", hook/plugin name, "guardian", "user"
 	Verdict   string `json:"verdict"` // approved | denied | abstain
 	Rationale string `json:"rationale,omitempty"`
@@ -183,8 +183,9 @@ type ToolCallEnd struct {
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  string          `json:"error,omitempty"`
 	// Decision is approved or denied; DecisionStep the step that decided
-	// (an approval_decision step, "rate_limit", "admit" for kinds that
-	// are admitted without approval, "host" for the host's own tools). Both are "" for a request that
+	// (an approval.DecisionStep: an approval_decision step, "rate_limit",
+	// "admit" for kinds that are admitted without approval, "host" for
+	// the host's own tools). Both are "" for a request that
 	// failed before it was decided (a stale catalog, a bad rewrite).
 	Decision     string `json:"decision,omitempty"`
 	DecisionStep string `json:"decision_step,omitempty"`

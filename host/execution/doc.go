@@ -23,7 +23,9 @@
 // by model name (the router resolves the raw route first), retry a call
 // (a tools/call may have side effects), or emit events (host/pipeline
 // does). It logs only through the injected logger and never logs
-// arguments or results above debug level.
+// arguments or results above debug level. It takes its own [Model] and
+// options, not config types (the host translates the model block), and
+// must not import host/config.
 //
 // # Sandbox state in _meta
 //

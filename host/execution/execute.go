@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/mcpclient"
 )
@@ -28,15 +27,30 @@ type SecretRedactor interface {
 	Redactor(server string) (redact func(string) string, inResults bool)
 }
 
+// Model is what the model takes, as the model projection needs it (the
+// model block of the configuration, translated by the host's wiring).
+type Model struct {
+	// ImageInput and AudioInput say the model accepts image and audio
+	// content; media it does not take is replaced by a note.
+	ImageInput, AudioInput bool
+	// OutputBudgetBytes bounds the projection's text; 0 means
+	// [DefaultOutputBudget].
+	OutputBudgetBytes int
+}
+
+// DefaultOutputBudget is the output budget of a [Model] that sets none.
+const DefaultOutputBudget = 12000
+
 // Options configure an [Executor]. Caller is required; every other zero
 // value is usable.
 type Options struct {
 	Caller Caller
 	// Model decides the model projection (media support, output budget).
-	Model config.Model
+	Model Model
 	// Permissions is the profile reported to servers that declared a
-	// sandbox-state capability.
-	Permissions config.Permissions
+	// sandbox-state capability ("read-only", "workspace-write",
+	// "full-access"); "" sends an empty profile.
+	Permissions string
 	// Cwd is the sandbox working directory reported in sandbox-state meta;
 	// "" leaves it out.
 	Cwd string
@@ -96,7 +110,7 @@ type Result struct {
 	EventResult json.RawMessage
 	EventError  string
 
-	model config.Model
+	model Model
 }
 
 // Output is the result as the model receives it ([ModelProjection]). It
@@ -125,8 +139,8 @@ func (e *CallError) Unwrap() error { return e.Err }
 // use.
 type Executor struct {
 	caller Caller
-	model  config.Model
-	perms  config.Permissions
+	model  Model
+	perms  string
 	cwd    string
 	// callMeta holds the servers whose calls carry the call ids.
 	callMeta map[string]bool

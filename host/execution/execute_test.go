@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/execution"
 	"github.com/toolgate/toolgate/host/mcpclient"
@@ -57,8 +56,8 @@ func newExecutor(caller execution.Caller, rec *events.Recorder) *execution.Execu
 func executorOptions(caller execution.Caller, rec *events.Recorder) execution.Options {
 	opts := execution.Options{
 		Caller:      caller,
-		Model:       config.Model{OutputBudgetBytes: 4000},
-		Permissions: config.PermReadOnly,
+		Model:       execution.Model{OutputBudgetBytes: 4000},
+		Permissions: "read-only",
 		Cwd:         "/srv/work",
 		Now:         stepClock(t0, 1500*time.Millisecond),
 		// The tests pin the recorded projection; see
@@ -297,7 +296,7 @@ func TestExecutePassesProgressThrough(t *testing.T) {
 
 func TestExecuteProjectsMediaForTheModel(t *testing.T) {
 	caller := returning(imageResult(), nil)
-	res := execution.New(execution.Options{Caller: caller, Model: config.Model{ImageInput: true}, Now: stepClock(t0, time.Second)}).
+	res := execution.New(execution.Options{Caller: caller, Model: execution.Model{ImageInput: true}, Now: stepClock(t0, time.Second)}).
 		Execute(t.Context(), execution.Request{Call: slowCall})
 	if len(res.Output().Items) != 3 || res.Output().Items[1].URL != pngURL {
 		t.Fatalf("items = %+v, want the image as a data URL", res.Output().Items)

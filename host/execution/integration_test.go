@@ -114,20 +114,20 @@ func waitLog(t *testing.T, lines <-chan string, event, tool string) callLogLine 
 
 func TestExecuteAgainstMCPDemo(t *testing.T) {
 	m, lines := demoManager(t)
-	caps := m.Catalog().Servers["demo"].Capabilities
+	caps := m.Snapshot().Servers["demo"].Capabilities
 	var results []execution.Result
 	workdir := t.TempDir()
-	executor := func(model config.Model) *execution.Executor {
+	executor := func(model execution.Model) *execution.Executor {
 		return execution.New(execution.Options{
 			Caller:        m,
 			Model:         model,
-			Permissions:   config.PermWorkspaceWrite,
+			Permissions:   "workspace-write",
 			Cwd:           workdir,
 			RecordResults: true,
 		})
 	}
 	calls := 0
-	run := func(t *testing.T, model config.Model, tool string, rawArgs string, timeout time.Duration) execution.Result {
+	run := func(t *testing.T, model execution.Model, tool string, rawArgs string, timeout time.Duration) execution.Result {
 		t.Helper()
 		args, err := execution.ParseArguments([]byte(rawArgs))
 		if err != nil {
@@ -146,7 +146,7 @@ func TestExecuteAgainstMCPDemo(t *testing.T) {
 	}
 
 	t.Run("image for a text-only model", func(t *testing.T) {
-		res := run(t, config.Model{}, "image", "", 0)
+		res := run(t, execution.Model{}, "image", "", 0)
 		if res.Status != events.CallCompleted || res.Err != nil {
 			t.Fatalf("status %s, err %v", res.Status, res.Err)
 		}
@@ -161,7 +161,7 @@ func TestExecuteAgainstMCPDemo(t *testing.T) {
 	})
 
 	t.Run("image for a model that sees", func(t *testing.T) {
-		res := run(t, config.Model{ImageInput: true}, "image", "{}", 0)
+		res := run(t, execution.Model{ImageInput: true}, "image", "{}", 0)
 		want := []execution.Item{
 			{Type: "input_image", URL: "data:image/png;base64," + base64.StdEncoding.EncodeToString(mcpdemo.DemoPNG())},
 			{Type: "input_text", Text: "a 2x2 PNG: red, green, blue, white"},
@@ -175,7 +175,7 @@ func TestExecuteAgainstMCPDemo(t *testing.T) {
 	})
 
 	t.Run("structured content is preferred", func(t *testing.T) {
-		res := run(t, config.Model{}, "structured", "", 0)
+		res := run(t, execution.Model{}, "structured", "", 0)
 		if got, want := body(t, res.Output().Text), `{"city":"Paris","conditions":"sunny","temperature_c":21.5}`; got != want {
 			t.Errorf("model text body = %s, want %s", got, want)
 		}
@@ -183,7 +183,7 @@ func TestExecuteAgainstMCPDemo(t *testing.T) {
 
 	t.Run("big output truncated at the budget", func(t *testing.T) {
 		const budget = 2000
-		res := run(t, config.Model{OutputBudgetBytes: budget}, "big", `{"bytes": 50000}`, 0)
+		res := run(t, execution.Model{OutputBudgetBytes: budget}, "big", `{"bytes": 50000}`, 0)
 		text := res.Output().Text
 		quoted, _ := json.Marshal(mcpdemo.BigText(50000))
 		header := headerRE.FindString(text)
@@ -203,7 +203,7 @@ func TestExecuteAgainstMCPDemo(t *testing.T) {
 	})
 
 	t.Run("isError result fails the call", func(t *testing.T) {
-		res := run(t, config.Model{}, "fail", `{"message":"disk full"}`, 0)
+		res := run(t, execution.Model{}, "fail", `{"message":"disk full"}`, 0)
 		if res.Status != events.CallFailed || res.Err != nil || res.Raw == nil || !res.Raw.IsError {
 			t.Fatalf("status %s, err %v, raw %+v", res.Status, res.Err, res.Raw)
 		}
@@ -216,7 +216,7 @@ func TestExecuteAgainstMCPDemo(t *testing.T) {
 	})
 
 	t.Run("timeout cancels the server call", func(t *testing.T) {
-		res := run(t, config.Model{}, "slow", `{"ms": 60000}`, 200*time.Millisecond)
+		res := run(t, execution.Model{}, "slow", `{"ms": 60000}`, 200*time.Millisecond)
 		var te *mcpclient.TimeoutError
 		if !errors.As(res.Err, &te) || res.Status != events.CallFailed || res.Raw != nil {
 			t.Fatalf("status %s, err %v, want a timeout", res.Status, res.Err)

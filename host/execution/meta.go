@@ -5,7 +5,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/events"
 )
 
@@ -38,7 +37,7 @@ const (
 // Nothing is added by default because every key costs the server a
 // decode on every call (issue 30: about 20 allocations and 10 KB in a
 // go-sdk server) and the ids mean nothing to most servers.
-func Meta(call events.Call, caps *mcp.ServerCapabilities, perms config.Permissions, cwd string, ids bool) mcp.Meta {
+func Meta(call events.Call, caps *mcp.ServerCapabilities, perms, cwd string, ids bool) mcp.Meta {
 	var ours, codex bool
 	if caps != nil {
 		_, ours = caps.Experimental[SandboxStateCapability]
@@ -52,14 +51,14 @@ func Meta(call events.Call, caps *mcp.ServerCapabilities, perms config.Permissio
 		MetaThreadID: call.SessionID,
 	}
 	if ours {
-		state := map[string]any{"permissions": string(perms)}
+		state := map[string]any{"permissions": perms}
 		if cwd != "" {
 			state["cwd"] = cwd
 		}
 		meta[SandboxStateCapability] = state
 	}
 	if codex {
-		state := map[string]any{"permissionProfile": string(perms)}
+		state := map[string]any{"permissionProfile": perms}
 		if cwd != "" {
 			state["sandboxCwd"] = fileURI(cwd)
 		}

@@ -6,7 +6,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/execution"
 )
@@ -73,7 +72,7 @@ func TestMeta(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := execution.Meta(call, tt.caps, config.PermWorkspaceWrite, tt.cwd, tt.ids)
+			got := execution.Meta(call, tt.caps, "workspace-write", tt.cwd, tt.ids)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Meta (-want +got):\n%s", diff)
 			}

@@ -10,8 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/toolgate/toolgate/host/config"
 )
 
 // Texts that replace media blocks for a model without that input (Codex's
@@ -59,16 +57,16 @@ type Item struct {
 // form when accepted media remains, else the compact JSON array of the
 // content blocks as they appear on the wire. The text is prefixed with
 // "Wall time: X.XXXX seconds\nOutput:\n" and middle-truncated to the
-// model's output budget ([Truncate]; 0 means [config.DefaultOutputBudget]).
+// model's output budget ([Truncate]; 0 means [DefaultOutputBudget]).
 //
 // In the items form the first item is the header and text items share the
 // budget in order: a text item that no longer fits is truncated to what
 // is left, later ones are dropped and counted in a closing note; media
 // items are always kept. Text then renders the same content as JSON.
-func ModelProjection(res *mcp.CallToolResult, err error, wall time.Duration, m config.Model) ModelOutput {
+func ModelProjection(res *mcp.CallToolResult, err error, wall time.Duration, m Model) ModelOutput {
 	budget := m.OutputBudgetBytes
 	if budget <= 0 {
-		budget = config.DefaultOutputBudget
+		budget = DefaultOutputBudget
 	}
 	header := fmt.Sprintf("Wall time: %.4f seconds\nOutput:", wall.Seconds())
 	withHeader := func(body string) string {
@@ -112,7 +110,7 @@ func structuredBody(v any) (string, bool) {
 	return string(b), true
 }
 
-func sanitizeMedia(blocks []mcp.Content, m config.Model) []mcp.Content {
+func sanitizeMedia(blocks []mcp.Content, m Model) []mcp.Content {
 	out := make([]mcp.Content, len(blocks))
 	for i, c := range blocks {
 		switch c.(type) {

@@ -12,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/execution"
 )
 
@@ -23,10 +22,10 @@ var (
 	wav      = []byte("RIFF....WAVEfmt ")
 	pngURL   = "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)
 	wavURL   = "data:audio/wav;base64," + base64.StdEncoding.EncodeToString(wav)
-	textOnly = config.Model{}
-	seeing   = config.Model{ImageInput: true}
-	hearing  = config.Model{AudioInput: true}
-	both     = config.Model{ImageInput: true, AudioInput: true}
+	textOnly = execution.Model{}
+	seeing   = execution.Model{ImageInput: true}
+	hearing  = execution.Model{AudioInput: true}
+	both     = execution.Model{ImageInput: true, AudioInput: true}
 )
 
 func imageResult() *mcp.CallToolResult {
@@ -42,7 +41,7 @@ func TestModelProjection(t *testing.T) {
 		name  string
 		res   *mcp.CallToolResult
 		err   error
-		model config.Model
+		model execution.Model
 		want  execution.ModelOutput
 	}{
 		{
@@ -221,9 +220,9 @@ func TestModelProjectionBudget(t *testing.T) {
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: long}}}
 
 	t.Run("default budget is 12000 bytes", func(t *testing.T) {
-		got := execution.ModelProjection(res, nil, time.Second, config.Model{}).Text
-		if len(got) > config.DefaultOutputBudget || len(got) < config.DefaultOutputBudget-4 {
-			t.Fatalf("len = %d, want about %d", len(got), config.DefaultOutputBudget)
+		got := execution.ModelProjection(res, nil, time.Second, execution.Model{}).Text
+		if len(got) > execution.DefaultOutputBudget || len(got) < execution.DefaultOutputBudget-4 {
+			t.Fatalf("len = %d, want about %d", len(got), execution.DefaultOutputBudget)
 		}
 		if !strings.HasPrefix(got, "Wall time: 1.0000 seconds\nOutput:\n[{\"type\":\"text\",\"text\":\"0123") {
 			t.Errorf("start lost: %.80q", got)
@@ -236,20 +235,20 @@ func TestModelProjectionBudget(t *testing.T) {
 		}
 	})
 	t.Run("configured budget", func(t *testing.T) {
-		got := execution.ModelProjection(res, nil, time.Second, config.Model{OutputBudgetBytes: 500}).Text
+		got := execution.ModelProjection(res, nil, time.Second, execution.Model{OutputBudgetBytes: 500}).Text
 		if len(got) > 500 || !markerRE.MatchString(got) {
 			t.Fatalf("len %d, marker %v", len(got), markerRE.MatchString(got))
 		}
 	})
 	t.Run("output exactly at the budget is untouched", func(t *testing.T) {
-		full := execution.ModelProjection(res, nil, time.Second, config.Model{OutputBudgetBytes: 1 << 20}).Text
-		got := execution.ModelProjection(res, nil, time.Second, config.Model{OutputBudgetBytes: len(full)}).Text
+		full := execution.ModelProjection(res, nil, time.Second, execution.Model{OutputBudgetBytes: 1 << 20}).Text
+		got := execution.ModelProjection(res, nil, time.Second, execution.Model{OutputBudgetBytes: len(full)}).Text
 		if got != full {
 			t.Fatal("an output that fits its budget was truncated")
 		}
 	})
 	t.Run("errors are truncated too", func(t *testing.T) {
-		got := execution.ModelProjection(nil, errors.New(long), time.Second, config.Model{OutputBudgetBytes: 300}).Text
+		got := execution.ModelProjection(nil, errors.New(long), time.Second, execution.Model{OutputBudgetBytes: 300}).Text
 		if len(got) > 300 || !strings.HasPrefix(got, "Wall time: 1.0000 seconds\nOutput:\ntool call error: 0123") {
 			t.Fatalf("got %q", got)
 		}
@@ -257,7 +256,7 @@ func TestModelProjectionBudget(t *testing.T) {
 	t.Run("multibyte text never split", func(t *testing.T) {
 		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("日本語", 2000)}}}
 		for budget := 100; budget < 130; budget++ {
-			got := execution.ModelProjection(res, nil, time.Second, config.Model{OutputBudgetBytes: budget}).Text
+			got := execution.ModelProjection(res, nil, time.Second, execution.Model{OutputBudgetBytes: budget}).Text
 			if len(got) > budget || !utf8.ValidString(got) {
 				t.Fatalf("budget %d: len %d valid %v", budget, len(got), utf8.ValidString(got))
 			}
@@ -275,7 +274,7 @@ func TestModelProjectionItemBudget(t *testing.T) {
 		&mcp.TextContent{Text: "dropped too"},
 	}}
 	// header (33 bytes) + 100 leaves 167 bytes for the 500-byte item.
-	got := execution.ModelProjection(res, nil, time.Second, config.Model{ImageInput: true, OutputBudgetBytes: 300})
+	got := execution.ModelProjection(res, nil, time.Second, execution.Model{ImageInput: true, OutputBudgetBytes: 300})
 	var types []string
 	textBytes := 0
 	for _, it := range got.Items {

@@ -18,11 +18,11 @@ import (
 
 // fakeResources is a catalog with many resources and a reader.
 type fakeResources struct {
-	cat  *manager.Catalog
+	cat  *manager.Snapshot
 	read []string
 }
 
-func (f *fakeResources) Catalog() *manager.Catalog { return f.cat }
+func (f *fakeResources) Snapshot() *manager.Snapshot { return f.cat }
 func (f *fakeResources) ReadResource(_ context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
 	f.read = append(f.read, server+" "+uri)
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
@@ -50,13 +50,13 @@ func (f *fakeResources) Unsubscribe(context.Context, string, string) error {
 // and read_mcp_resource; a read result is projected like a tool result,
 // within the output budget.
 func TestResourceToolsForTheModel(t *testing.T) {
-	cat := &manager.Catalog{Servers: map[string]manager.ServerInfo{"a": {}, "b": {}}}
+	cat := &manager.Snapshot{Servers: map[string]manager.ServerInfo{"a": {}, "b": {}}}
 	for i := range 150 {
 		cat.Resources = append(cat.Resources, catalog.ResourceInfo{Server: "a", Resource: &mcp.Resource{URI: fmt.Sprintf("a://%03d", i), Name: "r"}})
 	}
 	cat.Resources = append(cat.Resources, catalog.ResourceInfo{Server: "b", Resource: &mcp.Resource{URI: "b://only"}})
 	f := &fakeResources{cat: cat}
-	step := exposure.NewStep(exposure.Options{Catalogs: f, Pipeline: pipeline.New(pipeline.Options{Servers: f})})
+	step := exposure.NewStep(exposure.Options{Snapshots: f, Pipeline: pipeline.New(pipeline.Options{Servers: f})})
 	var names []string
 	for _, tl := range step.Tools() {
 		names = append(names, tl.ModelName)

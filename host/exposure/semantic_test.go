@@ -89,14 +89,14 @@ func (f *fakeEmbeddings) asked() []string {
 	return append([]string(nil), f.inputs...)
 }
 
-func semanticStep(cats *fakeCatalogs, ix *Indexes, client *embeddings.Client, log hclog.Logger, now func() time.Time) *Step {
-	return NewStep(Options{Catalogs: cats, Pipeline: pipeline.New(pipeline.Options{Approver: approveAll{}, Executor: &recordingExecutor{}}), Indexes: ix,
+func semanticStep(cats *fakeSnapshots, ix *Indexes, client *embeddings.Client, log hclog.Logger, now func() time.Time) *Step {
+	return NewStep(Options{Snapshots: cats, Pipeline: pipeline.New(pipeline.Options{Approver: approveAll{}, Executor: &recordingExecutor{}}), Indexes: ix,
 		Policy: Policy{Mode: config.ExposureDeferred}, Embeddings: client, Logger: log, Now: now})
 }
 
 func TestToolSearchFusesTheSemanticRanking(t *testing.T) {
 	fake := newFakeEmbeddings(t)
-	cats := &fakeCatalogs{cat: catalogOf(1, demoServers)}
+	cats := &fakeSnapshots{cat: catalogOf(1, demoServers)}
 	ix := &Indexes{}
 	s := semanticStep(cats, ix, fake.client("sk-test"), nil, nil)
 
@@ -162,7 +162,7 @@ func maps(m map[string]string) map[string]string {
 func TestToolSearchFallsBackToBM25WhenTheEndpointFails(t *testing.T) {
 	fake := newFakeEmbeddings(t)
 	fake.status = http.StatusInternalServerError
-	cats := &fakeCatalogs{cat: catalogOf(1, demoServers)}
+	cats := &fakeSnapshots{cat: catalogOf(1, demoServers)}
 	var logs bytes.Buffer
 	var mu sync.Mutex
 	log := hclog.New(&hclog.LoggerOptions{Output: &syncWriter{mu: &mu, w: &logs}, Level: hclog.Warn})

@@ -14,7 +14,6 @@ import (
 
 	"github.com/toolgate/toolgate/host/approval"
 	"github.com/toolgate/toolgate/host/catalog"
-	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/execution"
 	"github.com/toolgate/toolgate/host/exposure/embeddings"
@@ -22,21 +21,22 @@ import (
 	"github.com/toolgate/toolgate/host/pipeline"
 )
 
-// Catalogs is what a step needs from discovery: the current catalog.
-type Catalogs interface {
-	Catalog() *manager.Catalog
+// Snapshots is what a step needs from discovery: the current snapshot of
+// what the ready servers list.
+type Snapshots interface {
+	Snapshot() *manager.Snapshot
 }
 
 // Options configures a Step.
 type Options struct {
-	Catalogs Catalogs
+	Snapshots Snapshots
 	// Pipeline runs every routed call (admit, audit, hooks, approval,
 	// execution); nil = one that can run only the host's own tools.
 	Pipeline *pipeline.Pipeline
 	// SessionID identifies the approval session (session memory, audit).
 	SessionID string
 	// Model shapes the texts of calls that never reach a server.
-	Model  config.Model
+	Model  execution.Model
 	Events events.Sink // nil = none
 	Logger hclog.Logger
 	Now    func() time.Time // nil = time.Now
@@ -76,7 +76,7 @@ type Step struct {
 	log  hclog.Logger
 
 	once     sync.Once
-	cat      *manager.Catalog
+	cat      *manager.Snapshot
 	registry map[string]*Tool // model name → every runtime
 	visible  []*Tool          // the model's initial list: direct tools, then tool_search
 	deferred []*Tool          // found only through tool_search
@@ -124,7 +124,7 @@ func (s *Step) SessionID() string { return s.opts.SessionID }
 // capture takes the catalog once; every consumer of the step reads it.
 func (s *Step) capture() {
 	s.once.Do(func() {
-		s.cat = s.opts.Catalogs.Catalog()
+		s.cat = s.opts.Snapshots.Snapshot()
 		s.registry = make(map[string]*Tool, len(s.cat.Tools))
 		all := make([]*Tool, 0, len(s.cat.Tools))
 		for _, ti := range s.cat.Tools {
@@ -251,7 +251,7 @@ type CallResult struct {
 	// PostToolUse hooks.
 	exec  *execution.Result
 	wall  time.Duration
-	model config.Model
+	model execution.Model
 	notes []string
 	// resource is read_mcp_resource's answer, before it is shaped as a
 	// tool result.
@@ -353,7 +353,7 @@ func (s *Step) hold(t *Tool) (func(), error) {
 // stillCurrent checks the tool against the live catalog. Only a revision
 // change costs anything.
 func (s *Step) stillCurrent(t *Tool) error {
-	cur := s.opts.Catalogs.Catalog()
+	cur := s.opts.Snapshots.Snapshot()
 	if cur.Revision == s.cat.Revision {
 		return nil
 	}

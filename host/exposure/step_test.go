@@ -20,13 +20,13 @@ import (
 	"github.com/toolgate/toolgate/internal/glob"
 )
 
-// fakeCatalogs serves a catalog that tests can replace.
-type fakeCatalogs struct {
+// fakeSnapshots serves a catalog that tests can replace.
+type fakeSnapshots struct {
 	mu  sync.Mutex
-	cat *manager.Catalog
+	cat *manager.Snapshot
 }
 
-func (f *fakeCatalogs) Catalog() *manager.Catalog {
+func (f *fakeSnapshots) Snapshot() *manager.Snapshot {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.cat
@@ -62,7 +62,7 @@ func (r *recordingExecutor) Execute(_ context.Context, req execution.Request) ex
 }
 
 // tools builds a catalog: server name → tool name → description.
-func catalogOf(rev uint64, servers map[string]map[string]string) *manager.Catalog {
+func catalogOf(rev uint64, servers map[string]map[string]string) *manager.Snapshot {
 	var raw []catalog.RawTool
 	infos := map[string]manager.ServerInfo{}
 	for s, tools := range servers {
@@ -72,7 +72,7 @@ func catalogOf(rev uint64, servers map[string]map[string]string) *manager.Catalo
 				InputSchema: map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}}}})
 		}
 	}
-	return &manager.Catalog{Revision: rev, Tools: catalog.Normalize(raw, catalog.Options{NameLimit: 64}), Servers: infos}
+	return &manager.Snapshot{Revision: rev, Tools: catalog.Normalize(raw, catalog.Options{NameLimit: 64}), Servers: infos}
 }
 
 var demoServers = map[string]map[string]string{
@@ -89,10 +89,10 @@ var demoServers = map[string]map[string]string{
 	},
 }
 
-func newTestStep(t *testing.T, cats *fakeCatalogs, pol Policy, ix *Indexes) (*Step, *recordingExecutor) {
+func newTestStep(t *testing.T, cats *fakeSnapshots, pol Policy, ix *Indexes) (*Step, *recordingExecutor) {
 	t.Helper()
 	exec := &recordingExecutor{}
-	return NewStep(Options{Catalogs: cats, Pipeline: pipeline.New(pipeline.Options{Approver: approveAll{}, Executor: exec}), Policy: pol, Indexes: ix}), exec
+	return NewStep(Options{Snapshots: cats, Pipeline: pipeline.New(pipeline.Options{Approver: approveAll{}, Executor: exec}), Policy: pol, Indexes: ix}), exec
 }
 
 func names(ts []*Tool) []string {
@@ -130,7 +130,7 @@ func TestExposurePlans(t *testing.T) {
 				"mcp__web__fetch_url", "mcp__web__get_weather", "mcp__web__screenshot", "mcp__web__search_web"}, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s, _ := newTestStep(t, &fakeCatalogs{cat: catalogOf(1, demoServers)}, tt.pol, nil)
+			s, _ := newTestStep(t, &fakeSnapshots{cat: catalogOf(1, demoServers)}, tt.pol, nil)
 			var direct []*Tool
 			hasSearch := false
 			for _, v := range s.Tools() {
@@ -154,7 +154,7 @@ func TestExposurePlans(t *testing.T) {
 }
 
 func TestToolSearchFindsAndRoutesDeferredTools(t *testing.T) {
-	cats := &fakeCatalogs{cat: catalogOf(1, demoServers)}
+	cats := &fakeSnapshots{cat: catalogOf(1, demoServers)}
 	s, exec := newTestStep(t, cats, Policy{Mode: config.ExposureDeferred}, nil)
 
 	res := s.Call(t.Context(), CallRequest{Name: SearchToolName, Arguments: []byte(`{"query":"take a picture of a website","limit":2}`)})
@@ -207,7 +207,7 @@ func TestToolSearchFindsModelNamesAndFillsTheLimit(t *testing.T) {
 		"reports":   {long: "Exports a report.", "list_reports": "Lists reports."},
 	}
 	cat := catalogOf(1, servers)
-	s, _ := newTestStep(t, &fakeCatalogs{cat: cat}, Policy{Mode: config.ExposureDeferred}, nil)
+	s, _ := newTestStep(t, &fakeSnapshots{cat: cat}, Policy{Mode: config.ExposureDeferred}, nil)
 	var longModel string
 	for _, ti := range cat.Tools {
 		if ti.RawName() == long {
@@ -230,7 +230,7 @@ func TestToolSearchFindsModelNamesAndFillsTheLimit(t *testing.T) {
 }
 
 func TestToolSearchErrors(t *testing.T) {
-	s, _ := newTestStep(t, &fakeCatalogs{cat: catalogOf(1, demoServers)}, Policy{Mode: config.ExposureDeferred}, nil)
+	s, _ := newTestStep(t, &fakeSnapshots{cat: catalogOf(1, demoServers)}, Policy{Mode: config.ExposureDeferred}, nil)
 	for args, want := range map[string]string{
 		`{"query":""}`:             "query must not be empty",
 		`{"query":"   "}`:          "query must not be empty",
@@ -246,7 +246,7 @@ func TestToolSearchErrors(t *testing.T) {
 }
 
 func TestIndexIsBuiltOncePerRevision(t *testing.T) {
-	cats := &fakeCatalogs{cat: catalogOf(1, demoServers)}
+	cats := &fakeSnapshots{cat: catalogOf(1, demoServers)}
 	ix := &Indexes{}
 	first := func() any {
 		s, _ := newTestStep(t, cats, Policy{Mode: config.ExposureDeferred}, ix)
@@ -279,10 +279,10 @@ func TestIndexIsBuiltOncePerRevision(t *testing.T) {
 func TestRegistryKeepsVisibleAndRunnableApart(t *testing.T) {
 	hidden := &mcp.Tool{Name: "app_only", Meta: mcp.Meta{"ui": map[string]any{"visibility": []any{"app"}}},
 		InputSchema: map[string]any{"type": "object"}}
-	cat := &manager.Catalog{Revision: 1, Servers: map[string]manager.ServerInfo{"s": {}},
+	cat := &manager.Snapshot{Revision: 1, Servers: map[string]manager.ServerInfo{"s": {}},
 		Tools: catalog.Normalize([]catalog.RawTool{{Server: "s", Tool: hidden},
 			{Server: "s", Tool: &mcp.Tool{Name: "plain", InputSchema: map[string]any{"type": "object"}}}}, catalog.Options{})}
-	s, exec := newTestStep(t, &fakeCatalogs{cat: cat}, Policy{}, nil)
+	s, exec := newTestStep(t, &fakeSnapshots{cat: cat}, Policy{}, nil)
 	if got := names(s.Tools()); !slices.Equal(got, []string{"mcp__s__plain"}) {
 		t.Errorf("model-visible = %v", got)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
+	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/identity"
 	"github.com/toolgate/toolgate/host/tokenauth"
 )
@@ -28,9 +29,19 @@ func (g *Gateway) newAuthGuard(e *Endpoint, next http.Handler) http.Handler {
 	if e.Auth == nil {
 		return next
 	}
-	v := tokenauth.New(*e.Auth, tokenauth.Options{Logger: g.log.Named("auth")})
+	v := g.newValidator(e.Auth)
 	return &authGuard{v: v, metaPath: tokenauth.MetadataPath(e.Auth.Resource),
 		meta: auth.ProtectedResourceMetadataHandler(v.Metadata()), g: g, next: next}
+}
+
+// newValidator returns a validator of the tokens a accepts. It is the one
+// translation of serve's auth block into host/tokenauth's Policy, which
+// takes no config types.
+func (g *Gateway) newValidator(a *config.Auth) *tokenauth.Validator {
+	return tokenauth.New(tokenauth.Policy{
+		Issuer: a.Issuer, JWKSURL: a.JWKSURL, Resource: a.Resource, Audiences: a.Audiences,
+		Scopes: a.Scopes, GroupsClaim: a.GroupsClaim, Claims: a.Claims, Leeway: a.Leeway,
+	}, tokenauth.Options{Logger: g.log.Named("auth")})
 }
 
 func (a *authGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {

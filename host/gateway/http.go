@@ -234,7 +234,7 @@ func (g *Gateway) Handler(e *Endpoint) http.Handler {
 func (g *Gateway) approverAuth(e *Endpoint) inbox.Authenticate {
 	var v *tokenauth.Validator
 	if e.Auth != nil {
-		v = tokenauth.New(*e.Auth, tokenauth.Options{Logger: g.log.Named("auth")})
+		v = g.newValidator(e.Auth)
 	}
 	return func(ctx context.Context, token string) (inbox.Approver, error) {
 		switch {

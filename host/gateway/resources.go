@@ -76,7 +76,7 @@ type servedPrompt struct {
 // offers returns the plan of the manager's current catalog, building it
 // once per revision.
 func (g *Gateway) offers() *offerPlan {
-	cat := g.host.Manager.Catalog()
+	cat := g.host.Manager.Snapshot()
 	g.offerMu.Lock()
 	defer g.offerMu.Unlock()
 	if g.offerPlan != nil && g.offerPlan.rev == cat.Revision {
@@ -90,7 +90,7 @@ func (g *Gateway) offers() *offerPlan {
 	return p
 }
 
-func buildOfferPlan(cat *manager.Catalog) *offerPlan {
+func buildOfferPlan(cat *manager.Snapshot) *offerPlan {
 	p := &offerPlan{rev: cat.Revision, resources: map[string]*servedResource{},
 		templates: map[string]*servedResource{}, prompts: map[string]*servedPrompt{}}
 	type claim struct {
@@ -245,7 +245,7 @@ func (g *Gateway) offered() offered {
 		return offered{true, true, true}
 	}
 	var o offered
-	for _, info := range h.Manager.Catalog().Servers {
+	for _, info := range h.Manager.Snapshot().Servers {
 		if c := info.Capabilities; c != nil {
 			o.resources = o.resources || c.Resources != nil
 			o.prompts = o.prompts || c.Prompts != nil

@@ -13,7 +13,7 @@ import (
 // make them: the most specific template wins, and a URI a template cannot
 // produce (a "/" where a simple expression stands) belongs to no one.
 func TestRouteByTemplate(t *testing.T) {
-	cat := &manager.Catalog{Templates: []catalog.TemplateInfo{
+	cat := &manager.Snapshot{Templates: []catalog.TemplateInfo{
 		{Server: "items", Template: &mcp.ResourceTemplate{URITemplate: "demo://item/{id}"}},
 		{Server: "search", Template: &mcp.ResourceTemplate{URITemplate: "demo://item/{id}/search{?q}"}},
 		{Server: "files", Template: &mcp.ResourceTemplate{URITemplate: "file:///{+path}"}},

@@ -653,7 +653,7 @@ func (in *Inbox) subscribe() (<-chan struct{}, func()) {
 // inbox as an event sink of the host.
 func (in *Inbox) Emit(e events.Event) {
 	d, ok := e.(events.ApprovalDecision)
-	if !ok || d.CallID == "" || d.Step == approval.StepUser {
+	if !ok || d.CallID == "" || approval.DecisionStep(d.Step) == approval.StepUser {
 		return
 	}
 	in.mu.Lock()

@@ -21,7 +21,8 @@
 //     server's logger.
 //
 // It must not speak MCP (the MCP client wraps a [Process] as a byte stream),
-// read config files (callers pass [Spec] values), or decide which launcher
+// read config files or import host/config (callers pass [Spec] and
+// [EnvVar] values; host/manager translates a server block), or decide which launcher
 // runs a server (that is host/environment). It never logs or returns
 // environment values or arguments, which may hold secrets.
 //

@@ -5,9 +5,17 @@ import (
 	"maps"
 	"slices"
 	"strings"
-
-	"github.com/toolgate/toolgate/host/config"
 )
+
+// EnvVar is one variable a server receives by name (an env_vars entry,
+// as host/manager translates it).
+type EnvVar struct {
+	Name string
+	// Remote is set when the variable is read on the executor side of a
+	// launcher that runs elsewhere (source = "remote"); otherwise it is
+	// copied from this host's environment.
+	Remote bool
+}
 
 // baseEnvNames are the host variables every local child receives (when set):
 // enough for a program to find itself, its user, its locale and a temp dir,
@@ -41,7 +49,7 @@ const windowsBaseEnvNames = "PATH PATHEXT SHELL COMSPEC SYSTEMROOT WINDIR SYSTEM
 //
 // lookup reads the host environment; nil means [os.LookupEnv]. Errors name
 // variables, never values.
-func BuildEnv(lookup func(string) (string, bool), vars []config.EnvVar, env map[string]string, remote bool) ([]string, error) {
+func BuildEnv(lookup func(string) (string, bool), vars []EnvVar, env map[string]string, remote bool) ([]string, error) {
 	p := hostPlatform()
 	if lookup != nil {
 		p.hostEnv = lookup
@@ -49,7 +57,7 @@ func BuildEnv(lookup func(string) (string, bool), vars []config.EnvVar, env map[
 	return p.buildEnv(vars, env, remote)
 }
 
-func (p platform) buildEnv(vars []config.EnvVar, env map[string]string, remote bool) ([]string, error) {
+func (p platform) buildEnv(vars []EnvVar, env map[string]string, remote bool) ([]string, error) {
 	// On Windows names are case-insensitive: key by upper case and keep
 	// the spelling of whoever set the value last (Path stays Path).
 	merged := make(map[string]string)
@@ -80,16 +88,12 @@ func (p platform) buildEnv(vars []config.EnvVar, env map[string]string, remote b
 		if err := checkEnvName("env_vars entry", v.Name); err != nil {
 			return nil, err
 		}
-		switch v.Source {
-		case "", config.EnvSourceLocal:
+		switch {
+		case !v.Remote:
 			copyFromHost(v.Name)
-		case config.EnvSourceRemote:
-			if !remote {
-				return nil, fmt.Errorf("build environment: env_vars entry %q uses source \"remote\", which needs an environment whose launcher runs elsewhere; "+
-					"run the server in such an environment or drop source = \"remote\" to copy it from this host", v.Name)
-			}
-		default:
-			return nil, fmt.Errorf("build environment: env_vars entry %q has unknown source %q; use \"local\" or \"remote\"", v.Name, v.Source)
+		case !remote:
+			return nil, fmt.Errorf("build environment: env_vars entry %q uses source \"remote\", which needs an environment whose launcher runs elsewhere; "+
+				"run the server in such an environment or drop source = \"remote\" to copy it from this host", v.Name)
 		}
 	}
 	for name, value := range env {
@@ -111,10 +115,10 @@ func (p platform) buildEnv(vars []config.EnvVar, env map[string]string, remote b
 // RemoteEnvNames returns the names of the vars with source "remote", in
 // config order without duplicates: a remote launcher reads them on the
 // executor side.
-func RemoteEnvNames(vars []config.EnvVar) []string {
+func RemoteEnvNames(vars []EnvVar) []string {
 	var names []string
 	for _, v := range vars {
-		if v.Source == config.EnvSourceRemote && !slices.Contains(names, v.Name) {
+		if v.Remote && !slices.Contains(names, v.Name) {
 			names = append(names, v.Name)
 		}
 	}

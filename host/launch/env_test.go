@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/toolgate/toolgate/host/config"
 )
 
 func TestBuildEnv(t *testing.T) {
@@ -16,12 +15,12 @@ func TestBuildEnv(t *testing.T) {
 		"PROJECT_ROOT": "/src", "GITHUB_TOKEN": "ghp_secret", "OTHER": "x",
 	}
 	lookup := func(k string) (string, bool) { v, ok := host[k]; return v, ok }
-	local := func(name string) config.EnvVar { return config.EnvVar{Name: name, Source: config.EnvSourceLocal} }
-	remote := func(name string) config.EnvVar { return config.EnvVar{Name: name, Source: config.EnvSourceRemote} }
+	local := func(name string) EnvVar { return EnvVar{Name: name} }
+	remote := func(name string) EnvVar { return EnvVar{Name: name, Remote: true} }
 
 	tests := []struct {
 		name    string
-		vars    []config.EnvVar
+		vars    []EnvVar
 		env     map[string]string
 		remote  bool
 		want    []string
@@ -33,35 +32,30 @@ func TestBuildEnv(t *testing.T) {
 		},
 		{
 			name: "env_vars copied when set",
-			vars: []config.EnvVar{local("PROJECT_ROOT"), {Name: "GITHUB_TOKEN"}, local("UNSET_VAR")},
+			vars: []EnvVar{local("PROJECT_ROOT"), {Name: "GITHUB_TOKEN"}, local("UNSET_VAR")},
 			want: []string{"GITHUB_TOKEN=ghp_secret", "HOME=/home/u", "LANG=C.UTF-8", "PATH=/usr/bin", "PROJECT_ROOT=/src", "TZ="},
 		},
 		{
 			name: "literal env wins",
-			vars: []config.EnvVar{local("PROJECT_ROOT")},
+			vars: []EnvVar{local("PROJECT_ROOT")},
 			env:  map[string]string{"PATH": "/opt/bin", "PROJECT_ROOT": "/override", "MODE": "test"},
 			want: []string{"HOME=/home/u", "LANG=C.UTF-8", "MODE=test", "PATH=/opt/bin", "PROJECT_ROOT=/override", "TZ="},
 		},
 		{
 			name:    "remote source in local mode",
-			vars:    []config.EnvVar{remote("GITHUB_TOKEN")},
+			vars:    []EnvVar{remote("GITHUB_TOKEN")},
 			wantErr: `env_vars entry "GITHUB_TOKEN" uses source "remote", which needs an environment whose launcher runs elsewhere`,
 		},
 		{
 			name:   "remote mode: explicit entries only",
-			vars:   []config.EnvVar{local("PROJECT_ROOT"), remote("GITHUB_TOKEN"), local("UNSET_VAR")},
+			vars:   []EnvVar{local("PROJECT_ROOT"), remote("GITHUB_TOKEN"), local("UNSET_VAR")},
 			env:    map[string]string{"MODE": "test"},
 			remote: true,
 			want:   []string{"MODE=test", "PROJECT_ROOT=/src"},
 		},
 		{
-			name:    "unknown source",
-			vars:    []config.EnvVar{{Name: "X", Source: "elsewhere"}},
-			wantErr: `env_vars entry "X" has unknown source "elsewhere"`,
-		},
-		{
 			name:    "invalid env_vars name",
-			vars:    []config.EnvVar{local("A=B")},
+			vars:    []EnvVar{local("A=B")},
 			wantErr: `env_vars entry "A=B" is not a valid variable name`,
 		},
 		{
@@ -103,7 +97,7 @@ func TestBuildEnv(t *testing.T) {
 
 func TestBuildEnvNilLookupReadsHost(t *testing.T) { // not parallel: sets the host environment
 	t.Setenv("TOOLGATE_LAUNCH_TEST_VAR", "from-host")
-	got, err := BuildEnv(nil, []config.EnvVar{{Name: "TOOLGATE_LAUNCH_TEST_VAR"}}, nil, true)
+	got, err := BuildEnv(nil, []EnvVar{{Name: "TOOLGATE_LAUNCH_TEST_VAR"}}, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,11 +108,11 @@ func TestBuildEnvNilLookupReadsHost(t *testing.T) { // not parallel: sets the ho
 
 func TestRemoteEnvNames(t *testing.T) {
 	t.Parallel()
-	vars := []config.EnvVar{
-		{Name: "B", Source: config.EnvSourceRemote},
-		{Name: "LOCAL", Source: config.EnvSourceLocal},
-		{Name: "A", Source: config.EnvSourceRemote},
-		{Name: "B", Source: config.EnvSourceRemote},
+	vars := []EnvVar{
+		{Name: "B", Remote: true},
+		{Name: "LOCAL"},
+		{Name: "A", Remote: true},
+		{Name: "B", Remote: true},
 		{Name: "DEFAULT"},
 	}
 	if diff := cmp.Diff([]string{"B", "A"}, RemoteEnvNames(vars)); diff != "" {

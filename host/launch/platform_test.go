@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/toolgate/toolgate/host/config"
 )
 
 // fakeFile is a file of a fake file system: these tests run every OS's
@@ -166,7 +165,7 @@ func TestBuildEnvPerOS(t *testing.T) {
 		"USERPROFILE": `C:\Users\ann`, "APPDATA": `C:\Users\ann\AppData\Roaming`, "TEMP": `C:\Temp`, "USERNAME": "ann",
 		"HOME": "/home/ann", "API_KEY": "secret", "LANG": "C.UTF-8",
 	}
-	vars := []config.EnvVar{{Name: "api_key"}}
+	vars := []EnvVar{{Name: "api_key"}}
 	env := map[string]string{"path": `C:\only`}
 
 	win, err := fakePlatform("windows", nil, host).buildEnv(vars, env, false)

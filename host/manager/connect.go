@@ -245,7 +245,7 @@ func (m *Manager) clientOptions(s *server, cfg config.Server, gen int) (mcpclien
 	if err != nil {
 		return opts, target, fmt.Errorf("server %q%s: %w", name, at(cfg), err)
 	}
-	env, err := launch.BuildEnv(m.lookupEnv, cfg.EnvVars, cfg.Env, target.Remote)
+	env, err := launch.BuildEnv(m.lookupEnv, launchEnvVars(cfg.EnvVars), cfg.Env, target.Remote)
 	if err != nil {
 		return opts, target, fmt.Errorf("building environment: %w", err)
 	}
@@ -316,7 +316,18 @@ func remoteEnv(cfg config.Server, target environment.Target) []string {
 	if !target.Remote {
 		return nil
 	}
-	return launch.RemoteEnvNames(cfg.EnvVars)
+	return launch.RemoteEnvNames(launchEnvVars(cfg.EnvVars))
+}
+
+// launchEnvVars is the one translation of a server's env_vars into
+// host/launch's EnvVar, which takes no config types. The loader has
+// already refused a source other than "local" and "remote".
+func launchEnvVars(vars []config.EnvVar) []launch.EnvVar {
+	out := make([]launch.EnvVar, len(vars))
+	for i, v := range vars {
+		out[i] = launch.EnvVar{Name: v.Name, Remote: v.Source == config.EnvSourceRemote}
+	}
+	return out
 }
 
 // resultCap is the max_result_bytes connections enforce: the configured

@@ -113,7 +113,7 @@ type Manager struct {
 	servers    map[string]*server
 	envConfigs map[string]config.Environment // environment blocks, to see which changed on Apply
 	revision   uint64
-	cached     *Catalog // normalized catalog of revision, nil = stale
+	cached     *Snapshot // normalized catalog of revision, nil = stale
 	started    bool
 	closed     bool
 	complete   chan struct{} // closed after startup_complete

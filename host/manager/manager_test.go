@@ -136,7 +136,7 @@ func TestTwentyServersStartConcurrently(t *testing.T) {
 	if lastStarting > firstOutcome {
 		t.Errorf("a server started only after another finished: starts were not concurrent")
 	}
-	if n := len(f.m.Catalog().Tools); n < 20*15 {
+	if n := len(f.m.Snapshot().Tools); n < 20*15 {
 		t.Errorf("catalog has %d tools, want every server's tools", n)
 	}
 }
@@ -273,7 +273,7 @@ func TestFiltersApplyAtListingAndCallTime(t *testing.T) {
 	s.DisabledTools = []string{"delete_file"}
 	f := start(t, s)
 	var names []string
-	for _, ti := range f.m.Catalog().Tools {
+	for _, ti := range f.m.Snapshot().Tools {
 		names = append(names, ti.RawName())
 	}
 	slices.Sort(names)
@@ -438,7 +438,7 @@ func TestEndlessPagesDegradeInsteadOfFailing(t *testing.T) {
 		t.Errorf("degraded = %q, want the page cap named", st.Degraded)
 	}
 	names := map[string]bool{}
-	for _, tl := range f.m.Catalog().Tools {
+	for _, tl := range f.m.Snapshot().Tools {
 		names[tl.Tool.Name] = true
 	}
 	if !names["echo"] || !names[fmt.Sprintf("endless_%d", mcpclient.MaxPages-1)] || names[fmt.Sprintf("endless_%d", mcpclient.MaxPages)] {
@@ -449,7 +449,7 @@ func TestEndlessPagesDegradeInsteadOfFailing(t *testing.T) {
 func TestListChangedRefreshesCatalog(t *testing.T) {
 	f := start(t, demo(t, "live"), demo(t, "late", "--add-tool-after-initialized", "latecomer"))
 	has := func(name string) bool {
-		for _, ti := range f.m.Catalog().Tools {
+		for _, ti := range f.m.Snapshot().Tools {
 			if ti.ModelName == name {
 				return true
 			}
@@ -499,7 +499,7 @@ func TestListChangedStormStillRelists(t *testing.T) {
 		}); err != nil {
 			t.Fatalf("no re-list during a list_changed storm: %v", err)
 		}
-		for _, ti := range f.m.Catalog().Tools {
+		for _, ti := range f.m.Snapshot().Tools {
 			if ti.ModelName == "mcp__stormy__fresh" {
 				return
 			}

@@ -118,7 +118,7 @@ func (m *Manager) listOffers(ctx context.Context, s *server, c *mcpclient.Client
 
 // offersOf fills the catalog's resources, templates and prompts from the
 // ready servers, in config order. Called with m.mu held.
-func (m *Manager) offersOf(cat *Catalog) {
+func (m *Manager) offersOf(cat *Snapshot) {
 	for _, name := range m.order {
 		s := m.servers[name]
 		if s.status != events.StatusReady {

@@ -19,7 +19,7 @@ func TestResourcesAndPromptsJoinTheCatalog(t *testing.T) {
 	docs.DisabledPrompts = []string{"nothing*"}
 	f := start(t, docs, demo(t, "plain"))
 
-	cat := f.m.Catalog()
+	cat := f.m.Snapshot()
 	var uris []string
 	for _, r := range cat.Resources {
 		if r.Server != "docs" {
@@ -62,7 +62,7 @@ func TestResourcesAndPromptsJoinTheCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	found := false
-	for _, r := range f.m.Catalog().Resources {
+	for _, r := range f.m.Snapshot().Resources {
 		found = found || r.Resource.URI == "demo://doc/new"
 	}
 	if !found {

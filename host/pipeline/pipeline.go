@@ -131,9 +131,6 @@ type Options struct {
 	Now     func() time.Time
 }
 
-// StepRateLimit is the approval_decision step of a request a limit refused.
-const StepRateLimit = "rate_limit"
-
 // Pipeline runs requests through their stages.
 type Pipeline struct{ opts Options }
 
@@ -276,13 +273,6 @@ func traceID(tp string) string {
 	return tp[3:35]
 }
 
-// Decision steps of requests that are not put to approval, as
-// tool_call_end's decision_step records them.
-const (
-	stepAdmit = "admit" // admitted (rate limits), not put to approval
-	stepHost  = "host"  // the host's own tool
-)
-
 // flight is one request on its way through the stages.
 type flight struct {
 	p      *Pipeline
@@ -291,10 +281,13 @@ type flight struct {
 	call   events.Call
 	began  bool
 	// verdict and step are what decided, for tool_call_end.
-	verdict, step string
+	verdict string
+	step    approval.DecisionStep
 }
 
-func (f *flight) decided(verdict, step string) { f.verdict, f.step = verdict, step }
+func (f *flight) decided(verdict string, step approval.DecisionStep) {
+	f.verdict, f.step = verdict, step
+}
 
 func (f *flight) run(ctx context.Context) Result {
 	p, r := f.p, f.r
@@ -314,9 +307,9 @@ func (f *flight) run(ctx context.Context) Result {
 	if f.stages.Has(Admit) && (r.Kind == Sampling || r.Kind == Elicitation) {
 		if r.Check != nil {
 			if err := r.Check(); err != nil {
-				f.decided(events.VerdictDenied, stepAdmit)
+				f.decided(events.VerdictDenied, approval.StepAdmit)
 				res := f.refused(events.CallDenied, err)
-				res.Decision = approval.Decision{Step: stepAdmit, By: "host", Text: err.Error()}
+				res.Decision = approval.Decision{Step: approval.StepAdmit, By: "host", Text: err.Error()}
 				return res
 			}
 		}
@@ -326,11 +319,11 @@ func (f *flight) run(ctx context.Context) Result {
 			name = r.Name
 		}
 		if err := p.opts.Admit(r.Caller, name); err != nil {
-			f.decided(events.VerdictDenied, StepRateLimit)
-			p.opts.Events.Emit(events.ApprovalDecision{At: p.opts.Now(), Call: f.call, Step: StepRateLimit, By: "host",
+			f.decided(events.VerdictDenied, approval.StepRateLimit)
+			p.opts.Events.Emit(events.ApprovalDecision{At: p.opts.Now(), Call: f.call, Step: string(approval.StepRateLimit), By: "host",
 				Verdict: events.VerdictDenied, Rationale: err.Error()})
 			res := f.refused(events.CallDenied, err)
-			res.Decision = approval.Decision{Step: StepRateLimit, By: "host", Text: err.Error()}
+			res.Decision = approval.Decision{Step: approval.StepRateLimit, By: "host", Text: err.Error()}
 			return res
 		}
 	}
@@ -393,9 +386,9 @@ func (f *flight) run(ctx context.Context) Result {
 	}
 	if !f.stages.Has(Decide) {
 		if f.stages.Has(Admit) {
-			f.decided(events.VerdictApproved, stepAdmit)
+			f.decided(events.VerdictApproved, approval.StepAdmit)
 		} else {
-			f.decided(events.VerdictApproved, stepHost)
+			f.decided(events.VerdictApproved, approval.StepHost)
 		}
 	}
 
@@ -448,7 +441,7 @@ func (f *flight) execute(ctx context.Context, args json.RawMessage) Result {
 		out.Exec, out.Raw, out.Status, out.Err, out.Wall = &ex, ex.Raw, ex.Status, ex.Err, ex.Wall
 		if f.began {
 			p.opts.Events.Emit(events.ToolCallEnd{At: ex.Finished, Call: f.call, Status: ex.Status, Duration: ex.Wall,
-				Result: ex.EventResult, Error: ex.EventError, Decision: f.verdict, DecisionStep: f.step})
+				Result: ex.EventResult, Error: ex.EventError, Decision: f.verdict, DecisionStep: string(f.step)})
 		}
 		return out
 	case Builtin:
@@ -476,7 +469,7 @@ func (f *flight) execute(ctx context.Context, args json.RawMessage) Result {
 	out.Wall = p.opts.Now().Sub(r.Started)
 	if f.began {
 		ev := events.ToolCallEnd{At: p.opts.Now(), Call: f.call, Status: out.Status, Duration: out.Wall,
-			Decision: f.verdict, DecisionStep: f.step}
+			Decision: f.verdict, DecisionStep: string(f.step)}
 		if err != nil {
 			ev.Error = execution.Truncate(err.Error(), execution.EventResultMaxBytes)
 		}
@@ -502,7 +495,7 @@ func (f *flight) refused(status string, err error) Result {
 	}
 	if f.began {
 		ev := events.ToolCallEnd{At: p.opts.Now(), Call: f.call, Status: status, Duration: wall, Error: err.Error(),
-			Decision: f.verdict, DecisionStep: f.step}
+			Decision: f.verdict, DecisionStep: string(f.step)}
 		if res.Raw != nil {
 			ev.Result = execution.EventProjection(res.Raw, nil)
 		}

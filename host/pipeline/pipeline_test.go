@@ -63,7 +63,7 @@ type approver struct {
 	asked         []approval.Request
 }
 
-func (a *approver) preRequest(step string, r approval.Request) *approval.Decision {
+func (a *approver) preRequest(step approval.DecisionStep, r approval.Request) *approval.Decision {
 	a.asked = append(a.asked, r)
 	if a.blockRequests != "" {
 		return &approval.Decision{Step: step, By: "policy", Text: a.blockRequests}
@@ -137,15 +137,15 @@ func TestEveryKindBeginsAndEndsOnce(t *testing.T) {
 						t.Errorf("record %+v lacks the caller, kind, server, id, client or trace id", c)
 					}
 				}
-				wantStep := "admit"
+				wantStep := approval.StepAdmit
 				if r.Kind == pipeline.ToolCall {
 					wantStep = approval.StepMode
 				}
 				wantDecision := events.VerdictApproved
 				if limited {
-					wantStep, wantDecision = pipeline.StepRateLimit, events.VerdictDenied
+					wantStep, wantDecision = approval.StepRateLimit, events.VerdictDenied
 				}
-				if ends[0].Decision != wantDecision || ends[0].DecisionStep != wantStep || ends[0].Duration < 0 {
+				if ends[0].Decision != wantDecision || approval.DecisionStep(ends[0].DecisionStep) != wantStep || ends[0].Duration < 0 {
 					t.Errorf("end records decision %q by %q, want %q by %q", ends[0].Decision, ends[0].DecisionStep, wantDecision, wantStep)
 				}
 				if limited {
@@ -234,7 +234,7 @@ func TestRequestHooksDenyReadsAndPrompts(t *testing.T) {
 				want = approval.StepPrePromptGet
 			}
 			if res.Status != events.CallDenied || res.Err == nil || res.Err.Error() != "not for you" || len(srv.got) != 0 ||
-				len(ends) != 1 || ends[0].DecisionStep != want || ends[0].Decision != events.VerdictDenied {
+				len(ends) != 1 || approval.DecisionStep(ends[0].DecisionStep) != want || ends[0].Decision != events.VerdictDenied {
 				t.Errorf("result %+v, server got %v, end %+v", res, srv.got, ends)
 			}
 		})

@@ -137,21 +137,11 @@ func (m matcher) matches(r approval.Request) bool {
 // PermissionRequest asks the plugin whether a call that needs approval
 // may run.
 func (h *Hook) PermissionRequest(ctx context.Context, r approval.Request) (approval.HookVerdict, error) {
-	if h.badMatch != nil {
-		return approval.HookVerdict{}, h.badMatch
-	}
-	if !h.Applies(EventPermissionRequest, r) {
-		return approval.HookVerdict{}, nil
-	}
-	ctx, cancel, timeout := bound(ctx, callTimeout(h.block))
-	defer cancel()
-	c, p, err := h.client(ctx)
-	if err != nil {
-		return approval.HookVerdict{}, timeout.failed(h.in, p, err)
-	}
-	res, err := c.PermissionRequest(ctx, hookRequest(r, h.permissions, h.cwd))
-	if err != nil {
-		return approval.HookVerdict{}, timeout.failed(h.in, p, err)
+	res, asked, err := askPlugin(ctx, h, EventPermissionRequest, r, func(ctx context.Context, c *hook.Client) (hook.PermissionResult, error) {
+		return c.PermissionRequest(ctx, hookRequest(r, h.permissions, h.cwd))
+	})
+	if err != nil || !asked {
+		return approval.HookVerdict{}, err
 	}
 	switch res.Decision {
 	case hook.DecisionNone:
@@ -167,65 +157,38 @@ func (h *Hook) PermissionRequest(ctx context.Context, r approval.Request) (appro
 // PreToolUse asks the plugin what to do with a proposed call. A failure
 // is an error (the caller applies on_error), never a silent continue.
 func (h *Hook) PreToolUse(ctx context.Context, r approval.Request) (approval.PreVerdict, error) {
-	if h.badMatch != nil {
-		return approval.PreVerdict{}, h.badMatch
+	res, asked, err := askPlugin(ctx, h, EventPreToolUse, r, func(ctx context.Context, c *hook.Client) (hook.PreToolUseResult, error) {
+		return c.PreToolUse(ctx, hookRequest(r, h.permissions, h.cwd))
+	})
+	if err != nil || !asked {
+		return approval.PreVerdict{}, err
 	}
-	if !h.Applies(EventPreToolUse, r) {
-		return approval.PreVerdict{}, nil
-	}
-	ctx, cancel, timeout := bound(ctx, callTimeout(h.block))
-	defer cancel()
-	c, p, err := h.client(ctx)
-	if err != nil {
-		return approval.PreVerdict{}, timeout.failed(h.in, p, err)
-	}
-	res, err := c.PreToolUse(ctx, hookRequest(r, h.permissions, h.cwd))
-	if err != nil {
-		return approval.PreVerdict{}, timeout.failed(h.in, p, err)
-	}
-	switch res.Action {
-	case hook.ActionContinue:
-		return approval.PreVerdict{Action: approval.PreContinue}, nil
-	case hook.ActionBlock:
-		return approval.PreVerdict{Action: approval.PreBlock, Reason: res.Reason}, nil
-	case hook.ActionRewrite:
+	if res.Action == hook.ActionRewrite {
 		if !isJSONObject(res.Arguments) {
 			return approval.PreVerdict{}, fmt.Errorf("%w: a rewrite whose arguments are not a JSON object", sdk.ErrBadResponse)
 		}
 		return approval.PreVerdict{Action: approval.PreRewrite, Reason: res.Reason, Arguments: res.Arguments}, nil
 	}
-	return approval.PreVerdict{}, fmt.Errorf("%w: action %s", sdk.ErrBadResponse, res.Action)
+	return preVerdict(res)
 }
 
 // PostToolUse reports a finished call to the plugin and returns the note
 // it attaches for the model, if any.
 func (h *Hook) PostToolUse(ctx context.Context, r approval.Request, res approval.PostResult) (string, error) {
-	if h.badMatch != nil {
-		return "", h.badMatch
-	}
-	if !h.Applies(EventPostToolUse, r) {
-		return "", nil
-	}
-	ctx, cancel, timeout := bound(ctx, callTimeout(h.block))
-	defer cancel()
-	c, p, err := h.client(ctx)
-	if err != nil {
-		return "", timeout.failed(h.in, p, err)
-	}
 	tr := hook.ToolResult{IsError: res.IsError, Duration: res.Duration}
-	if res.Raw != nil {
-		if tr.JSON, err = json.Marshal(res.Raw); err != nil {
-			return "", fmt.Errorf("encoding the result for PostToolUse: %w", err)
-		}
-	}
 	if res.Err != nil {
 		tr.Error = res.Err.Error()
 	}
-	out, err := c.PostToolUse(ctx, hookRequest(r, h.permissions, h.cwd), tr)
-	if err != nil {
-		return "", timeout.failed(h.in, p, err)
-	}
-	return out.Note, nil
+	out, _, err := askPlugin(ctx, h, EventPostToolUse, r, func(ctx context.Context, c *hook.Client) (hook.PostToolUseResult, error) {
+		if res.Raw != nil {
+			var err error
+			if tr.JSON, err = json.Marshal(res.Raw); err != nil {
+				return hook.PostToolUseResult{}, fmt.Errorf("encoding the result for PostToolUse: %w", err)
+			}
+		}
+		return c.PostToolUse(ctx, hookRequest(r, h.permissions, h.cwd), tr)
+	})
+	return out.Note, err
 }
 
 // Matches reports whether the block's match blocks select the call (the
@@ -264,22 +227,39 @@ func (h *Hook) PrePromptGet(ctx context.Context, r approval.Request) (approval.P
 }
 
 func (h *Hook) preRequest(ctx context.Context, event string, r approval.Request, ask func(context.Context, *hook.Client) (hook.PreToolUseResult, error)) (approval.PreVerdict, error) {
+	res, asked, err := askPlugin(ctx, h, event, r, ask)
+	if err != nil || !asked {
+		return approval.PreVerdict{}, err
+	}
+	return preVerdict(res) // a read or a prompt get has no arguments to rewrite
+}
+
+// askPlugin sends one event to the hook's plugin: what every event shares
+// is the match check, the block's per-call timeout, the plugin process
+// and how a failure is reported. asked is false when the block does not
+// select the request, and the plugin is then not started.
+func askPlugin[T any](ctx context.Context, h *Hook, event string, r approval.Request, ask func(context.Context, *hook.Client) (T, error)) (res T, asked bool, err error) {
 	if h.badMatch != nil {
-		return approval.PreVerdict{}, h.badMatch
+		return res, false, h.badMatch
 	}
 	if !h.Applies(event, r) {
-		return approval.PreVerdict{}, nil
+		return res, false, nil
 	}
 	ctx, cancel, timeout := bound(ctx, callTimeout(h.block))
 	defer cancel()
 	c, p, err := h.client(ctx)
 	if err != nil {
-		return approval.PreVerdict{}, timeout.failed(h.in, p, err)
+		return res, false, timeout.failed(h.in, p, err)
 	}
-	res, err := ask(ctx, c)
-	if err != nil {
-		return approval.PreVerdict{}, timeout.failed(h.in, p, err)
+	if res, err = ask(ctx, c); err != nil {
+		return res, false, timeout.failed(h.in, p, err)
 	}
+	return res, true, nil
+}
+
+// preVerdict maps a continue or block answer; any other action is a bad
+// response for the event that got it.
+func preVerdict(res hook.PreToolUseResult) (approval.PreVerdict, error) {
 	switch res.Action {
 	case hook.ActionContinue:
 		return approval.PreVerdict{Action: approval.PreContinue}, nil

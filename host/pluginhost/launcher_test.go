@@ -89,7 +89,7 @@ server "demo" {
 		t.Fatalf("server status = %+v", st)
 	}
 	var tools []string
-	for _, ti := range m.Catalog().Tools {
+	for _, ti := range m.Snapshot().Tools {
 		tools = append(tools, ti.Tool.Name)
 	}
 	if !slices.Contains(tools, "echo") || !slices.Contains(tools, "echo_big") {

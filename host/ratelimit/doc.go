@@ -5,5 +5,7 @@
 //
 // It must not sleep or queue calls: a limited call is answered at once,
 // so a model (or its user) decides whether to wait. It keeps no state
-// across configuration reloads.
+// across configuration reloads. It takes its own [Limit], not config
+// types (the host translates serve's limit blocks), and must not import
+// host/config.
 package ratelimit

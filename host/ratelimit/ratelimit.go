@@ -9,7 +9,6 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/identity"
 	"github.com/toolgate/toolgate/internal/glob"
 )
@@ -21,9 +20,40 @@ const maxBuckets = 10000
 // ErrLimited is matched (errors.Is) by a *LimitedError.
 var ErrLimited = errors.New("rate limit reached")
 
+// Limit is one token bucket (or one per caller, per tool, or per both)
+// for the calls it matches: a serve limit block, as the host's wiring
+// translates it.
+type Limit struct {
+	// Callers are globs over the caller's subject; empty = every caller
+	// (including the unknown caller of a setup without auth, "").
+	Callers []string
+	// Tools are globs over the model-visible tool name; empty = every tool.
+	Tools []string
+	// PerCaller and PerTool say what has a bucket of its own; neither =
+	// one bucket shared by every matched call.
+	PerCaller, PerTool bool
+	// Calls may be made per Period, on average.
+	Calls  int
+	Period time.Duration
+	// Burst is the bucket size: how many calls may start back to back
+	// once the bucket is full. It does not bound calls in flight: a call
+	// takes its token when it starts.
+	Burst int
+	// Where names the limit for texts ("config.hcl:12"); "" = unnamed.
+	Where string
+}
+
+// String is the limit as a refusal names it.
+func (l Limit) String() string {
+	if l.Where == "" {
+		return fmt.Sprintf("%d calls per %s", l.Calls, l.Period)
+	}
+	return fmt.Sprintf("%d calls per %s (limit at %s)", l.Calls, l.Period, l.Where)
+}
+
 // LimitedError is a refused call: which limit, and when to retry.
 type LimitedError struct {
-	Limit      config.Limit
+	Limit      Limit
 	Caller     string // subject, "" when unknown
 	Tool       string // model-visible name
 	RetryAfter time.Duration
@@ -43,7 +73,7 @@ func (e *LimitedError) Error() string {
 func (e *LimitedError) Is(target error) bool { return target == ErrLimited }
 
 type limit struct {
-	cfg     config.Limit
+	cfg     Limit
 	callers glob.List
 	tools   glob.List
 }
@@ -63,9 +93,10 @@ type Limiter struct {
 	buckets map[bucketKey]*rate.Limiter
 }
 
-// New builds a Limiter for the limit blocks (already checked at load);
-// now is the clock (nil = time.Now). It returns nil when there are none.
-func New(limits []config.Limit, now func() time.Time) *Limiter {
+// New builds a Limiter for limits, whose globs are valid (the
+// configuration checked them); now is the clock (nil = time.Now). It
+// returns nil when there are none.
+func New(limits []Limit, now func() time.Time) *Limiter {
 	if len(limits) == 0 {
 		return nil
 	}

@@ -6,14 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/identity"
 	"github.com/toolgate/toolgate/host/ratelimit"
 )
 
 func TestLimiterKeepsABucketPerCallerAndSaysWhenToRetry(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	l := ratelimit.New([]config.Limit{{PerCaller: true, Calls: 2, Period: time.Minute, Burst: 2}}, func() time.Time { return now })
+	l := ratelimit.New([]ratelimit.Limit{{PerCaller: true, Calls: 2, Period: time.Minute, Burst: 2, Where: "config.hcl:12"}}, func() time.Time { return now })
 	alice, bob := &identity.Caller{Subject: "alice"}, &identity.Caller{Subject: "bob"}
 	for i := range 2 {
 		if err := l.Admit(alice, "mcp__demo__echo"); err != nil {
@@ -26,7 +25,8 @@ func TestLimiterKeepsABucketPerCallerAndSaysWhenToRetry(t *testing.T) {
 		t.Fatalf("alice's third call: %v, want a rate limit", err)
 	}
 	// 2 calls a minute: the next token comes in 30 s.
-	if le.RetryAfter != 30*time.Second || !strings.Contains(err.Error(), "Retry in 30 s (after 2026-01-02T03:04:35Z)") || !strings.Contains(err.Error(), `"alice"`) {
+	if le.RetryAfter != 30*time.Second || !strings.Contains(err.Error(), "Retry in 30 s (after 2026-01-02T03:04:35Z)") || !strings.Contains(err.Error(), `"alice"`) ||
+		!strings.Contains(err.Error(), "at most 2 calls per 1m0s (limit at config.hcl:12)") {
 		t.Errorf("refusal = %q, retry after %s", err, le.RetryAfter)
 	}
 	if err := l.Admit(bob, "mcp__demo__echo"); err != nil {
@@ -40,7 +40,7 @@ func TestLimiterKeepsABucketPerCallerAndSaysWhenToRetry(t *testing.T) {
 
 func TestLimiterMatchesCallersAndToolsAndRefundsOnRefusal(t *testing.T) {
 	now := time.Now()
-	l := ratelimit.New([]config.Limit{
+	l := ratelimit.New([]ratelimit.Limit{
 		{Tools: []string{"mcp__demo__*"}, Calls: 10, Period: time.Minute, Burst: 10}, // shared
 		{Callers: []string{"ci-*"}, PerCaller: true, PerTool: true, Calls: 1, Period: time.Hour, Burst: 1},
 	}, func() time.Time { return now })

@@ -150,16 +150,16 @@ func (skippedReviewer) Review(ctx context.Context, _ approval.Request) (approval
 
 // Outcome is a decision as replay compares it.
 type Outcome struct {
-	Class string `json:"decision"` // allow | deny | ask | review
-	Step  string `json:"step"`
-	By    string `json:"by"`
-	Text  string `json:"text,omitempty"` // a denial's text
+	Class string                `json:"decision"` // allow | deny | ask | review
+	Step  approval.DecisionStep `json:"step"`
+	By    string                `json:"by"`
+	Text  string                `json:"text,omitempty"` // a denial's text
 }
 
 // Cause is how an outcome is grouped: the step and who decided, with a
 // denial's text (which names the rule of a policy hook).
 func (o Outcome) Cause() string {
-	s := o.Step
+	s := string(o.Step)
 	if o.By != "" {
 		s += " " + o.By
 	}
@@ -247,9 +247,9 @@ type pending struct {
 // Steps whose denials are not the approval chain's: admission, the
 // audit gate, and the hooks of resource reads and prompt gets (which are
 // not tool calls). Calls they refused are not replayed.
-var notReplayed = map[string]string{
+var notReplayed = map[approval.DecisionStep]string{
 	approval.StepAudit:           "refused because the audit log could not be written",
-	"rate_limit":                 "refused by a rate limit before approval",
+	approval.StepRateLimit:       "refused by a rate limit before approval",
 	approval.StepPreResourceRead: "a resource read a hook decided (not a tool call)",
 	approval.StepPrePromptGet:    "a prompt get a hook decided (not a tool call)",
 }
@@ -289,7 +289,7 @@ func (r *Replayer) Run(ctx context.Context, files []string) (*Result, error) {
 				return nil
 			}
 			delete(open, e.CallID)
-			if why, skip := notReplayed[e.Step]; skip {
+			if why, skip := notReplayed[approval.DecisionStep(e.Step)]; skip {
 				res.Skipped[why]++
 				return nil
 			}
@@ -348,14 +348,14 @@ func (r *Replayer) decide(ctx context.Context, req approval.Request) Outcome {
 // answer (or the lack of one) is "ask", as is an approval remembered
 // for the session, which a human gave.
 func recorded(e *ledger.Entry) Outcome {
-	o := Outcome{Step: e.Step, By: e.By}
+	o := Outcome{Step: approval.DecisionStep(e.Step), By: e.By}
 	approved := e.Verdict == "approved"
 	switch {
-	case e.Step == approval.StepSession:
+	case o.Step == approval.StepSession:
 		o.Class = Ask
-	case e.Step == approval.StepUser && e.By == "user":
+	case o.Step == approval.StepUser && e.By == "user":
 		o.Class = Ask
-	case e.Step == approval.StepUser && !approved && e.Rationale != approval.TextPolicyNever:
+	case o.Step == approval.StepUser && !approved && e.Rationale != approval.TextPolicyNever:
 		o.Class = Ask // it reached the human step and nobody could answer
 	case approved:
 		o.Class = Allow

@@ -53,14 +53,14 @@ func TestReplayClassifiesHumansAndLoosening(t *testing.T) {
 	record(t, path, []events.ApprovalDecision{
 		// A human allowed it: with nobody deciding in the candidate, it is
 		// still put to a human: unchanged.
-		{Call: call("human"), Step: approval.StepUser, By: "user", Verdict: events.VerdictApproved},
+		{Call: call("human"), Step: string(approval.StepUser), By: "user", Verdict: events.VerdictApproved},
 		// Allowed for the session earlier (a human did): unchanged.
-		{Call: call("session"), Step: approval.StepSession, By: "host", Verdict: events.VerdictApproved},
+		{Call: call("session"), Step: string(approval.StepSession), By: "host", Verdict: events.VerdictApproved},
 		// A hook denied it; the candidate has no hook, so a human would be
 		// asked: that loosens.
-		{Call: call("hook"), Step: approval.StepHook, By: "policy", Verdict: events.VerdictDenied, Rationale: "no"},
+		{Call: call("hook"), Step: string(approval.StepHook), By: "policy", Verdict: events.VerdictDenied, Rationale: "no"},
 		// Refused by the audit gate: not the approval chain's, not replayed.
-		{Call: call("audit"), Step: approval.StepAudit, By: "host", Verdict: events.VerdictDenied},
+		{Call: call("audit"), Step: string(approval.StepAudit), By: "host", Verdict: events.VerdictDenied},
 	})
 	r := replay.New(loadConfig(t, `server "demo" {
   command = "unused"

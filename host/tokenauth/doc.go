@@ -13,5 +13,7 @@
 // the requests of a session after the first skip the signature check.
 //
 // It must not log or return token text: tokens are credentials. It does
-// not decide what a caller may do; hooks and limits do.
+// not decide what a caller may do; hooks and limits do. It takes its own
+// [Policy], not config types (host/gateway translates the auth block),
+// and must not import host/config.
 package tokenauth

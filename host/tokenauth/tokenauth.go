@@ -19,7 +19,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
-	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/identity"
 )
 
@@ -75,10 +74,33 @@ type Options struct {
 	MaxAge time.Duration
 }
 
-// Validator checks access tokens for one auth block.
+// Policy says which tokens a Validator accepts: toolgate serve's auth
+// block, as host/gateway translates it.
+type Policy struct {
+	// Issuer is the authorization server's issuer URL (the iss claim).
+	Issuer string
+	// JWKSURL is where the issuer's signing keys are; "" = discover it
+	// from the issuer's metadata (OIDC discovery, then RFC 8414).
+	JWKSURL string
+	// Resource is the gateway's own URL as clients know it (RFC 9728
+	// resource, RFC 8707 resource indicator).
+	Resource string
+	// Audiences are the aud values accepted (one must match).
+	Audiences []string
+	// Scopes must all be granted by a token.
+	Scopes []string
+	// GroupsClaim names the claim that lists the caller's groups.
+	GroupsClaim string
+	// Claims are further claims copied into the caller's identity.
+	Claims []string
+	// Leeway is the clock skew allowed for exp and nbf.
+	Leeway time.Duration
+}
+
+// Validator checks access tokens for one [Policy].
 type Validator struct {
-	cfg  config.Auth
-	opts Options
+	policy Policy
+	opts   Options
 
 	// seen caches accepted tokens by SHA-256 until they expire, so a
 	// session's every request does not pay an RSA verification (see
@@ -93,9 +115,9 @@ type Validator struct {
 	tried   time.Time // last fetch attempt, successful or not
 }
 
-// New returns a Validator for cfg. Nothing is fetched until the first
+// New returns a Validator for p. Nothing is fetched until the first
 // token arrives.
-func New(cfg config.Auth, opts Options) *Validator {
+func New(p Policy, opts Options) *Validator {
 	if opts.Client == nil {
 		opts.Client = &http.Client{Timeout: 10 * time.Second}
 	}
@@ -111,7 +133,7 @@ func New(cfg config.Auth, opts Options) *Validator {
 	if opts.MaxAge <= 0 {
 		opts.MaxAge = time.Hour
 	}
-	return &Validator{cfg: cfg, opts: opts, jwksURL: cfg.JWKSURL}
+	return &Validator{policy: p, opts: opts, jwksURL: p.JWKSURL}
 }
 
 // maxSeen bounds the accepted-token cache; when full it starts over.
@@ -164,7 +186,7 @@ func (v *Validator) validate(ctx context.Context, token string) (*identity.Calle
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	return caller, c.Expiry.Time().Add(v.cfg.Leeway), nil
+	return caller, c.Expiry.Time().Add(v.policy.Leeway), nil
 }
 
 // check verifies the signature and claims of token.
@@ -192,12 +214,12 @@ func (v *Validator) check(ctx context.Context, token string) (*identity.Caller, 
 	if c.Subject == "" {
 		return nil, nil, &Error{Code: CodeInvalidToken, Description: "the token has no sub claim, so the caller cannot be told apart"}
 	}
-	exp := jwt.Expected{Issuer: v.cfg.Issuer, AnyAudience: v.cfg.Audiences, Time: v.opts.Now()}
-	if err := c.ValidateWithLeeway(exp, v.cfg.Leeway); err != nil {
-		return nil, nil, &Error{Code: CodeInvalidToken, Description: claimProblem(err, v.cfg), Err: err}
+	exp := jwt.Expected{Issuer: v.policy.Issuer, AnyAudience: v.policy.Audiences, Time: v.opts.Now()}
+	if err := c.ValidateWithLeeway(exp, v.policy.Leeway); err != nil {
+		return nil, nil, &Error{Code: CodeInvalidToken, Description: claimProblem(err, v.policy), Err: err}
 	}
 	scopes := grantedScopes(c)
-	for _, want := range v.cfg.Scopes {
+	for _, want := range v.policy.Scopes {
 		if !slices.Contains(scopes, want) {
 			return nil, nil, &Error{Code: CodeInsufficientScope, Description: fmt.Sprintf("the token does not grant the scope %q, which this gateway requires", want)}
 		}
@@ -208,10 +230,10 @@ func (v *Validator) check(ctx context.Context, token string) (*identity.Caller, 
 	if caller.ClientID == "" {
 		caller.ClientID = c.AZP
 	}
-	if raw, ok := all[v.cfg.GroupsClaim]; ok {
+	if raw, ok := all[v.policy.GroupsClaim]; ok {
 		caller.Groups = stringsOf(raw)
 	}
-	for _, name := range v.cfg.Claims {
+	for _, name := range v.policy.Claims {
 		raw, ok := all[name]
 		if !ok {
 			continue
@@ -229,12 +251,12 @@ func (v *Validator) check(ctx context.Context, token string) (*identity.Caller, 
 	return caller, &c, nil
 }
 
-func claimProblem(err error, cfg config.Auth) string {
+func claimProblem(err error, p Policy) string {
 	switch {
 	case errors.Is(err, jwt.ErrInvalidIssuer):
-		return fmt.Sprintf("the token was not issued by %s", cfg.Issuer)
+		return fmt.Sprintf("the token was not issued by %s", p.Issuer)
 	case errors.Is(err, jwt.ErrInvalidAudience):
-		return fmt.Sprintf("the token was not issued for this gateway (aud must include %s); request it with resource=%s", strings.Join(cfg.Audiences, " or "), cfg.Resource)
+		return fmt.Sprintf("the token was not issued for this gateway (aud must include %s); request it with resource=%s", strings.Join(p.Audiences, " or "), p.Resource)
 	case errors.Is(err, jwt.ErrExpired):
 		return "the token has expired; get a new one"
 	case errors.Is(err, jwt.ErrNotValidYet):
@@ -303,13 +325,13 @@ func (v *Validator) key(ctx context.Context, kid string, alg string) (*jose.JSON
 	// the client's own timeout bounds it.
 	keys, err := v.fetch(context.WithoutCancel(ctx))
 	if err != nil {
-		v.opts.Logger.Warn("fetching the issuer's signing keys failed", "issuer", v.cfg.Issuer, "error", err)
+		v.opts.Logger.Warn("fetching the issuer's signing keys failed", "issuer", v.policy.Issuer, "error", err)
 		if v.keys == nil {
 			return nil, &Error{Code: CodeInvalidToken, Description: "the gateway cannot fetch the issuer's signing keys to check the token", Err: err}
 		}
 	} else {
 		v.keys, v.fetched = keys, now
-		v.opts.Logger.Debug("fetched the issuer's signing keys", "issuer", v.cfg.Issuer, "keys", len(keys.Keys))
+		v.opts.Logger.Debug("fetched the issuer's signing keys", "issuer", v.policy.Issuer, "keys", len(keys.Keys))
 	}
 	if k := pick(v.keys, kid, alg); k != nil {
 		return k, nil
@@ -362,10 +384,10 @@ func (v *Validator) fetch(ctx context.Context) (*jose.JSONWebKeySet, error) {
 // discover reads jwks_uri from the issuer's metadata: OpenID Connect
 // discovery first, then OAuth authorization server metadata (RFC 8414).
 func (v *Validator) discover(ctx context.Context) (string, error) {
-	iss := strings.TrimSuffix(v.cfg.Issuer, "/")
+	iss := strings.TrimSuffix(v.policy.Issuer, "/")
 	u, err := url.Parse(iss)
 	if err != nil {
-		return "", fmt.Errorf("%w: issuer %q: %w", ErrKeys, v.cfg.Issuer, err)
+		return "", fmt.Errorf("%w: issuer %q: %w", ErrKeys, v.policy.Issuer, err)
 	}
 	candidates := []string{
 		iss + "/.well-known/openid-configuration",
@@ -381,8 +403,8 @@ func (v *Validator) discover(ctx context.Context) (string, error) {
 			errs = append(errs, err)
 			continue
 		}
-		if meta.Issuer != v.cfg.Issuer {
-			errs = append(errs, fmt.Errorf("%s names issuer %q, not %q", c, meta.Issuer, v.cfg.Issuer))
+		if meta.Issuer != v.policy.Issuer {
+			errs = append(errs, fmt.Errorf("%s names issuer %q, not %q", c, meta.Issuer, v.policy.Issuer))
 			continue
 		}
 		if meta.JWKSURI == "" {
@@ -391,7 +413,7 @@ func (v *Validator) discover(ctx context.Context) (string, error) {
 		}
 		return meta.JWKSURI, nil
 	}
-	return "", fmt.Errorf("%w: discovering them from %s failed (set jwks_url in the auth block to skip discovery): %w", ErrKeys, v.cfg.Issuer, errors.Join(errs...))
+	return "", fmt.Errorf("%w: discovering them from %s failed (set jwks_url in the auth block to skip discovery): %w", ErrKeys, v.policy.Issuer, errors.Join(errs...))
 }
 
 func (v *Validator) getJSON(ctx context.Context, u string, dst any) error {
@@ -437,11 +459,11 @@ func MetadataURL(resource string) string {
 // go-sdk's type (its auth.ProtectedResourceMetadataHandler serves it).
 func (v *Validator) Metadata() *oauthex.ProtectedResourceMetadata {
 	return &oauthex.ProtectedResourceMetadata{
-		Resource:               v.cfg.Resource,
-		AuthorizationServers:   []string{v.cfg.Issuer},
+		Resource:               v.policy.Resource,
+		AuthorizationServers:   []string{v.policy.Issuer},
 		BearerMethodsSupported: []string{"header"},
 		ResourceName:           "toolgate",
-		ScopesSupported:        v.cfg.Scopes,
+		ScopesSupported:        v.policy.Scopes,
 	}
 }
 
@@ -449,9 +471,9 @@ func (v *Validator) Metadata() *oauthex.ProtectedResourceMetadata {
 // with RFC 9728's resource_metadata so clients find the issuer).
 func (v *Validator) Challenge(err error) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, `Bearer resource_metadata=%q`, MetadataURL(v.cfg.Resource))
-	if len(v.cfg.Scopes) > 0 {
-		fmt.Fprintf(&b, `, scope=%q`, strings.Join(v.cfg.Scopes, " "))
+	fmt.Fprintf(&b, `Bearer resource_metadata=%q`, MetadataURL(v.policy.Resource))
+	if len(v.policy.Scopes) > 0 {
+		fmt.Fprintf(&b, `, scope=%q`, strings.Join(v.policy.Scopes, " "))
 	}
 	var te *Error
 	if errors.As(err, &te) && te.Code != "" {

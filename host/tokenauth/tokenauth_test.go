@@ -11,15 +11,14 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
-	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/tokenauth"
 	"github.com/toolgate/toolgate/host/tokenauth/tokenauthtest"
 )
 
 const resource = "https://gateway.example.com/mcp"
 
-func authFor(iss *tokenauthtest.Issuer) config.Auth {
-	return config.Auth{
+func authFor(iss *tokenauthtest.Issuer) tokenauth.Policy {
+	return tokenauth.Policy{
 		Issuer: iss.URL, Resource: resource, Audiences: []string{resource},
 		GroupsClaim: "groups", Claims: []string{"department"}, Leeway: 30 * time.Second,
 	}
@@ -46,7 +45,7 @@ func TestValidatorRefuses(t *testing.T) {
 	now := time.Now()
 	for _, tc := range []struct {
 		name   string
-		cfg    func(*config.Auth)
+		cfg    func(*tokenauth.Policy)
 		claims tokenauthtest.Claims
 		kid    string
 		token  func(string) string
@@ -72,7 +71,7 @@ func TestValidatorRefuses(t *testing.T) {
 			}, tok[len(tok)-4:])
 		}, code: tokenauth.CodeInvalidToken, says: "signature"},
 		{name: "signed by an unpublished key", kid: unpublished, code: tokenauth.CodeInvalidToken, says: "key id"},
-		{name: "missing scope", cfg: func(a *config.Auth) { a.Scopes = []string{"mcp"} }, claims: tokenauthtest.Claims{Scope: "other"},
+		{name: "missing scope", cfg: func(a *tokenauth.Policy) { a.Scopes = []string{"mcp"} }, claims: tokenauthtest.Claims{Scope: "other"},
 			code: tokenauth.CodeInsufficientScope, says: `"mcp"`},
 		{name: "not a JWT", token: func(string) string { return "opaque-token" }, code: tokenauth.CodeInvalidToken, says: "not a signed JWT"},
 	} {

@@ -15,9 +15,10 @@ import (
 	"github.com/toolgate/toolgate/host/mcpclient"
 )
 
-// Catalog is the tool list of every ready server at one revision. It is
-// immutable: a new revision is a new Catalog.
-type Catalog struct {
+// Snapshot is what every ready server lists (tools, resources, templates,
+// prompts) at one revision, after filters and naming. It is
+// immutable: a new revision is a new Snapshot.
+type Snapshot struct {
 	Revision uint64
 	// Tools are normalized across all servers, sorted by raw identity.
 	Tools []catalog.ToolInfo
@@ -40,9 +41,9 @@ type ServerInfo struct {
 	Config            config.Server
 }
 
-// Catalog returns the current catalog. Normalization runs once per
+// Snapshot returns the current snapshot. Normalization runs once per
 // revision; callers share the result.
-func (m *Manager) Catalog() *Catalog {
+func (m *Manager) Snapshot() *Snapshot {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.cached != nil {
@@ -70,7 +71,7 @@ func (m *Manager) Catalog() *Catalog {
 			unprefixed[name] = true
 		}
 	}
-	m.cached = &Catalog{
+	m.cached = &Snapshot{
 		Revision: m.revision,
 		Tools: catalog.Normalize(raw, catalog.Options{
 			NameLimit:  m.limit,

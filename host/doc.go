@@ -11,6 +11,12 @@
 // log messages) to the session of that call (pipeline.Running), and what
 // belongs to no call to its Listeners (the gateway's sessions).
 //
+// A program that embeds a Host calls [RunSupervisorIfAsked] first thing
+// in main, as toolgate does: it is where the supervisor that ends the
+// servers' descendants when the program is killed runs (see
+// docs/processes.md); without it, setsid descendants outlive a SIGKILLed
+// program.
+//
 // The package Example embeds a Host in a Go program: a configuration, its
 // servers started, and one step's tools and call; the gateway package's
 // Example serves a Host to an MCP client.

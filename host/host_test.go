@@ -26,16 +26,16 @@ import (
 	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/host/manager"
 	"github.com/toolgate/toolgate/host/pipeline"
-	"github.com/toolgate/toolgate/internal/contain"
 	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testbin"
 )
 
 // TestMain makes the test binary what toolgate's main is to the processes
-// it starts in-process: a possible supervisor (contain.RunSupervisorIfAsked),
-// without which a server's setsid descendant escapes its cell.
+// it starts in-process: a possible supervisor (host.RunSupervisorIfAsked,
+// as an embedding program's main calls it), without which a server's
+// setsid descendant escapes its cell.
 func TestMain(m *testing.M) {
-	contain.RunSupervisorIfAsked()
+	host.RunSupervisorIfAsked()
 	os.Exit(testbin.Main(m))
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -12,7 +13,9 @@ import (
 	"github.com/toolgate/toolgate/host"
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/exposure"
+	"github.com/toolgate/toolgate/host/identity"
 	"github.com/toolgate/toolgate/host/terminal"
+	"github.com/toolgate/toolgate/host/version"
 	"github.com/toolgate/toolgate/internal/safetext"
 	"github.com/toolgate/toolgate/internal/spelling"
 )
@@ -70,7 +73,7 @@ unknown; 2 bad usage or an invalid configuration.`,
 			if err != nil {
 				return exit(ExitUsage, err)
 			}
-			res := step.Call(cmd.Context(), exposure.CallRequest{Name: name, Arguments: raw, Upstream: up})
+			res := step.Call(asClient(cmd), exposure.CallRequest{Name: name, Arguments: raw, Upstream: up})
 			if asJSON {
 				if err := printJSON(g, res.Raw); err != nil {
 					return exit(ExitFailure, err)
@@ -89,6 +92,15 @@ unknown; 2 bad usage or an invalid configuration.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the raw CallToolResult as JSON")
 	cmd.Flags().StringArrayVar(&kv, "arg", nil, "an argument as key=value, typed by the tool's input schema (repeatable)")
 	return cmd
+}
+
+// asClient is the context of a request a CLI command sends: toolgate's
+// command is the client that asked, so its audit records say which door
+// the request came by ("toolgate call", "toolgate read") and from which
+// version. A terminal has no authenticated caller: the records name none,
+// and no caller {} rule of a policy matches them.
+func asClient(cmd *cobra.Command) context.Context {
+	return identity.WithClient(cmd.Context(), &identity.Client{Name: "toolgate " + cmd.Name(), Version: version.Toolgate})
 }
 
 // mergeArgs overlays --arg pairs on the JSON argument text. Values are

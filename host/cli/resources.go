@@ -199,7 +199,7 @@ func newReadCmd(g *globals) *cobra.Command {
 				return exit(ExitFailure, fmt.Errorf("no ready server offers resources: `toolgate resources` lists them"))
 			}
 			raw, _ := json.Marshal(map[string]string{"server": args[0], "uri": args[1]})
-			res := step.Call(cmd.Context(), exposure.CallRequest{Name: exposure.ReadResourceToolName, Arguments: raw})
+			res := step.Call(asClient(cmd), exposure.CallRequest{Name: exposure.ReadResourceToolName, Arguments: raw})
 			if asJSON {
 				if err := printJSON(g, res.Raw); err != nil {
 					return exit(ExitFailure, err)

@@ -97,7 +97,8 @@ type Call struct {
 	// when unknown.
 	Caller *identity.Caller `json:"caller,omitempty"`
 	// Client is the upstream client as it named itself in initialize
-	// (toolgate serve); omitted for the CLI.
+	// (toolgate serve), or the CLI command that sent the request
+	// ("toolgate call", "toolgate read") with toolgate's version.
 	Client *identity.Client `json:"client,omitempty"`
 	// TraceID is the W3C trace id of the request's traceparent; "" when
 	// the client sent none.

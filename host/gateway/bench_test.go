@@ -244,6 +244,61 @@ func BenchmarkCallLatency(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
+// BenchmarkColdCall is the first call of a new client on each side in
+// turn: a new connection, the session's initialize and initialized, and
+// one echo call, timed together (closing the session is not). It reports
+// each side's p50 and its ratio to the go-sdk floor's (issue 30: toolgate
+// builds a server and a step per session, which warm calls never see).
+func BenchmarkColdCall(b *testing.B) {
+	targets := benchAll(b)
+	lat := make([][]time.Duration, len(targets))
+	cold := func(bt benchTarget) time.Duration {
+		tr := &http.Transport{}
+		defer tr.CloseIdleConnections()
+		c := mcp.NewClient(&mcp.Implementation{Name: "bench-cold", Version: "1"}, nil)
+		t0 := time.Now()
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: bt.url, HTTPClient: &http.Client{Transport: tr}},
+			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			b.Fatalf("connecting to %s: %v", bt.name, err)
+		}
+		bt.call(b, cs)
+		d := time.Since(t0)
+		_ = cs.Close()
+		return d
+	}
+	own := make([]time.Duration, len(targets))
+	for i, bt := range targets {
+		for range 20 { // warm up the processes' lazily built paths
+			cold(bt)
+		}
+		o, _ := bt.cpu()
+		own[i] = -o
+	}
+	for b.Loop() {
+		for i, bt := range targets {
+			lat[i] = append(lat[i], cold(bt))
+		}
+	}
+	p50 := func(i int) float64 { return float64(percentile(lat[i], 0.5)) }
+	for i, bt := range targets {
+		o, t := bt.cpu()
+		own[i] += o
+		b.ReportMetric(p50(i)/float64(time.Microsecond), bt.name+"-cold-p50-µs")
+		if o != t { // a gateway: its own CPU per new session and call
+			b.ReportMetric(float64(own[i].Microseconds())/float64(len(lat[i])), bt.name+"-cold-own-cpu-µs")
+		}
+	}
+	b.ReportMetric(p50(sideBare)/p50(sideDirect), "bare-cold-p50-ratio")
+	b.ReportMetric(p50(sideFloor)/p50(sideDirect), "sdkfloor-cold-p50-ratio")
+	b.ReportMetric(p50(sideToolgate)/p50(sideDirect), "cold-p50-ratio")
+	for i := sideToolgate; i < len(targets); i++ {
+		b.ReportMetric(p50(i)/p50(sideFloor), targets[i].name+"-cold-p50-vs-floor")
+		b.ReportMetric(float64(own[i])/float64(own[sideFloor]), targets[i].name+"-cold-own-cpu-vs-floor")
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
 // BenchmarkThroughput8Sessions runs 8 sessions calling echo at once, on
 // each side in turn (50 calls per session and side per iteration,
 // rotating who goes first), and reports calls per second and the CPU of

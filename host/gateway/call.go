@@ -177,6 +177,7 @@ func speaksRounds(ss *mcp.ServerSession) bool {
 // run is the goroutine of a 2026-07-28 client's call: it runs the step
 // and hands the answer to the round serving the call then.
 func (c *call) run(ctx context.Context, step *exposure.Step, req exposure.CallRequest) {
+	growStack(0)
 	defer c.s.g.wg.Done()
 	defer c.inFlight()
 	defer c.cancel()

@@ -408,6 +408,7 @@ func (g *Gateway) buildPlan(key uint64, tools []*exposure.Tool) *catalogPlan {
 			g.warns.Warn(g.log, "not serving a tool: go-sdk refuses its schema; fix the schema in its server", "server", t.Server, "tool", t.RawName(), "reason", err)
 			continue
 		}
+		encodeSchemas(&spec)
 		p.tools[name] = &servedTool{
 			name: name, modelName: t.ModelName, server: t.Server, raw: t.RawName(),
 			deferred: t.Exposure == exposure.Deferred, spec: &spec,

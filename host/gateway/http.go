@@ -336,12 +336,21 @@ func (g *Gateway) opening(sdk http.Handler) http.Handler {
 // SessionTimeout counts POSTs only, so it would close a client that
 // listens on its GET stream, the usual state of an idle IDE, whose next
 // call then fails (go-sdk's client does not start a new session on 404).
+//
+// A request only counts itself in and out (begin, end); the timer is
+// armed once and, when it fires, looks at what happened since and arms
+// itself again for the rest of the idle time. Stopping and resetting it
+// per request would add a timer to the runtime's heap on every call,
+// which can wake the network poller's thread (issue 30).
 type idleTimer struct {
-	after time.Duration
-	timer *time.Timer
+	after  time.Duration
+	expire func()
+	timer  *time.Timer
 
 	mu   sync.Mutex
 	open int
+	// last is when the session last had no request open.
+	last time.Time
 	// stopped: the session ended. A request still open then (the
 	// DELETE that ended it, a GET stream) must not re-arm the timer,
 	// which would hold the ended session for the whole timeout.
@@ -349,22 +358,45 @@ type idleTimer struct {
 }
 
 func newIdleTimer(after time.Duration, expire func()) *idleTimer {
-	return &idleTimer{after: after, timer: time.AfterFunc(after, expire)}
+	t := &idleTimer{after: after, expire: expire, last: time.Now()}
+	t.timer = time.AfterFunc(after, t.fire)
+	return t
 }
 
 func (t *idleTimer) begin() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.open++
-	t.timer.Stop()
 }
 
 func (t *idleTimer) end() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.open--; t.open == 0 && !t.stopped {
-		t.timer.Reset(t.after)
+	if t.open--; t.open == 0 {
+		t.last = time.Now()
 	}
+}
+
+// fire ends the session when it has been idle for after; otherwise it
+// looks again when it would have been.
+func (t *idleTimer) fire() {
+	t.mu.Lock()
+	if t.stopped {
+		t.mu.Unlock()
+		return
+	}
+	next := t.after // a request is open: idle time starts when it ends
+	if t.open == 0 {
+		next = t.after - time.Since(t.last)
+	}
+	if next > 0 {
+		t.timer.Reset(next)
+		t.mu.Unlock()
+		return
+	}
+	t.stopped = true
+	t.mu.Unlock()
+	t.expire()
 }
 
 func (t *idleTimer) stop() {

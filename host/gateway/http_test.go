@@ -218,3 +218,31 @@ func (w lineSignal) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// TestCallArgumentsMustBeAnObject: tools/call arguments that are not a
+// JSON object (or null, or absent) are refused as invalid params before
+// anything runs, and malformed JSON never reaches the gateway's checks
+// (go-sdk refuses the message); an object goes through.
+func TestCallArgumentsMustBeAnObject(t *testing.T) {
+	f := newFixture(t, "")
+	url := f.httpServer(t, config.Serve{}, nil).URL + gateway.Path
+	resp, body := send(t, url, initialize, nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
+	}
+	session := map[string]string{"Mcp-Session-Id": resp.Header.Get("Mcp-Session-Id"), "Mcp-Protocol-Version": "2025-06-18"}
+	send(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, session)
+	for _, tt := range []struct{ args, want string }{
+		{`"hello"`, `"code":-32602`},
+		{`[1,2]`, `"code":-32602`},
+		{` 7`, `"code":-32602`},
+		{`{"text":"hello"`, `malformed`},
+		{`{"text":"hello"}`, `"text":"hello"`},
+		{`null`, `"result"`},
+	} {
+		_, body := send(t, url, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp__demo__echo","arguments":`+tt.args+`}}`, session)
+		if !strings.Contains(body, tt.want) {
+			t.Errorf("arguments %s: answered %s, want it to contain %s", tt.args, body, tt.want)
+		}
+	}
+}

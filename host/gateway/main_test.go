@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -204,12 +205,20 @@ func (f *fixture) connectTo(t testing.TB, srv *httptest.Server, opts *mcp.Client
 // for input with input-required results and retries.
 func (f *fixture) connectStdio(t *testing.T, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	return f.connectStdioWith(t, opts, nil)
+}
+
+// connectStdioWith is connectStdio with session options: a
+// ProtocolVersion of 2025-11-25 or older is a client of today's stdio
+// hosts, which initialize instead of discovering.
+func (f *fixture) connectStdioWith(t *testing.T, opts *mcp.ClientOptions, session *mcp.ClientSessionOptions) *mcp.ClientSession {
+	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
 	served := make(chan error, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { served <- f.gw.ServeStdio(ctx, st) }()
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, opts)
-	cs, err := c.Connect(t.Context(), ct, nil)
+	cs, err := c.Connect(t.Context(), ct, session)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -263,6 +272,26 @@ func callLog(t *testing.T, path, event string) []string {
 		}
 	}
 	return out
+}
+
+// waitEnd returns the first tool_call_end of kind that rec had not
+// recorded among its first seen events, once it is in. Bounded, so a door
+// that records nothing fails instead of hanging.
+func waitEnd(t *testing.T, rec *events.Recorder, kind string, seen int) events.ToolCallEnd {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	e, err := rec.WaitFor(ctx, func(e events.Event) bool {
+		end, ok := e.(events.ToolCallEnd)
+		return ok && end.Call.Kind == kind && !slices.ContainsFunc(rec.Events()[:seen], func(o events.Event) bool {
+			old, ok := o.(events.ToolCallEnd)
+			return ok && old.CallID == end.CallID
+		})
+	})
+	if err != nil {
+		t.Fatalf("no tool_call_end of kind %s: %v", kind, err)
+	}
+	return e.(events.ToolCallEnd)
 }
 
 // text returns the text of a result's first content block.

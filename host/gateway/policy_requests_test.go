@@ -1,13 +1,11 @@
 package gateway_test
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -99,19 +97,7 @@ serve {
 			}
 			before, seen := count(), len(rec.Events())
 			err := tt.send(tt.cs)
-			wctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
-			e, werr := rec.WaitFor(wctx, func(e events.Event) bool {
-				end, ok := e.(events.ToolCallEnd)
-				return ok && end.Call.Kind == tt.kind && !slices.ContainsFunc(rec.Events()[:seen], func(o events.Event) bool {
-					old, ok := o.(events.ToolCallEnd)
-					return ok && old.CallID == end.CallID
-				})
-			})
-			cancel()
-			if werr != nil {
-				t.Fatalf("no tool_call_end of kind %s: %v", tt.kind, werr)
-			}
-			end := e.(events.ToolCallEnd)
+			end := waitEnd(t, rec, tt.kind, seen)
 			after := count()
 			if tt.want == "" {
 				if err != nil || after != before+1 || end.Decision != events.VerdictApproved {

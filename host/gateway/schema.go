@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -38,4 +40,30 @@ func addTool(server *mcp.Server, t *mcp.Tool, h mcp.ToolHandler) (err error) {
 	}()
 	server.AddTool(t, h)
 	return nil
+}
+
+// encodeSchemas stores t's schemas as the JSON go-sdk would write for
+// them. go-sdk's AddTool re-encodes a tool's input schema twice (and its
+// output schema once) to check it, for every session that serves the
+// tool, and tools/list encodes them again: a decoded schema is walked,
+// its keys sorted, each time, where JSON is only copied (issue 30: most
+// of what a new session cost beyond the go-sdk floor). The bytes on the
+// wire stay the same: go-sdk writes with HTML escaping off, as here. A
+// schema that does not encode is left as it is, for go-sdk to refuse.
+func encodeSchemas(t *mcp.Tool) {
+	for _, s := range []*any{&t.InputSchema, &t.OutputSchema} {
+		if *s == nil {
+			continue
+		}
+		if _, ok := (*s).(json.RawMessage); ok {
+			continue
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(*s); err != nil {
+			continue
+		}
+		*s = json.RawMessage(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	}
 }

@@ -400,6 +400,7 @@ func (s *session) apply(step *exposure.Step, plan *catalogPlan) {
 
 // handle is the go-sdk tool handler of every tool of the session.
 func (s *session) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	growStack(0) // a call runs here (runHere): see callStackBytes
 	p := req.Params
 	if p.RequestState != "" {
 		return s.resume(ctx, req)
@@ -452,9 +453,12 @@ func isNull(raw json.RawMessage) bool {
 }
 
 // checkArguments accepts what tools/call may carry as arguments: nothing,
-// null, or a JSON object.
+// null, or a JSON object. It looks at the shape only: go-sdk decoded the
+// params, so raw is well-formed JSON, and the step validates it once more
+// for every caller (execution.ParseArguments); a third pass over large
+// arguments would cost the call (issue 30).
 func checkArguments(raw json.RawMessage) error {
-	if isNull(raw) || strings.HasPrefix(strings.TrimSpace(string(raw)), "{") && json.Valid(raw) {
+	if isNull(raw) || strings.HasPrefix(strings.TrimSpace(string(raw)), "{") {
 		return nil
 	}
 	return fmt.Errorf("invalid params: tool arguments must be a JSON object")

@@ -10,8 +10,10 @@
 //   - admit: serve's rate limits; a refusal is a denial whose text says
 //     when to retry;
 //   - pre-hooks: PreToolUse hooks, which may block or rewrite arguments;
-//     for resource reads and prompt gets the hooks that declared
-//     PreResourceRead / PrePromptGet, which may block;
+//     for the other kinds that reach a server the hooks that declared
+//     PreResourceRead / PrePromptGet, which may block (a subscribe is
+//     asked as a read, a completion as a get of its prompt or a read of
+//     its template);
 //   - decide: the approval procedure (modes, remembered approvals,
 //     PermissionRequest hooks, Guardian, the human);
 //   - freshness: the caller's guard that the target did not change while

@@ -53,24 +53,29 @@ const (
 )
 
 // Stages returns the stages that apply to requests of kind k. A tool call
-// takes all of them. A built-in tool is audited only: it is the host's
-// own and contacts no server. Resource reads, subscriptions, prompt gets
+// takes all of them. A built-in tool is admitted and audited, never put
+// to hooks or approval: it is the host's own and contacts no server, but
+// a client's tools/call of tool_search is still one of its requests, and
+// a search may cost (an embeddings endpoint), so serve's limits count it.
+// Resource reads, subscriptions, prompt gets
 // and completions are admitted (rate limits) and audited but never put to
 // approval: what a client may read is decided per server by
-// enabled_resources / enabled_prompts, and for reads and prompt gets by
-// the hooks that declare PreResourceRead / PrePromptGet (the pre-hooks
-// stage). An unsubscribe only undoes what an admitted subscribe did, so
+// enabled_resources / enabled_prompts, and per request by the hooks that
+// declare PreResourceRead / PrePromptGet (the pre-hooks stage). A
+// subscribe is asked as a read of its URI (a client that may not read a
+// resource may not watch it either), a completion as a read of its
+// resource template or a get of its prompt (whose arguments it would
+// reveal), so a policy's resource, prompt and caller rules cover every
+// kind that reaches a server. An unsubscribe only undoes what an admitted subscribe did, so
 // it is never refused (nor audited).
 func (k Kind) Stages() Stage {
 	switch k {
 	case ToolCall:
 		return Admit | Begin | PreHooks | Decide | Freshness | Execute | PostHooks | End
 	case Builtin:
-		return Begin | Execute | End
-	case ResourceRead, PromptGet:
-		return Admit | Begin | PreHooks | Execute | End
-	case ResourceSubscribe, Completion:
 		return Admit | Begin | Execute | End
+	case ResourceRead, PromptGet, ResourceSubscribe, Completion:
+		return Admit | Begin | PreHooks | Execute | End
 	case Sampling, Elicitation:
 		// Admitted by the door's own check (a call to belong to, a client
 		// that can take it), not by serve's limits, which count the
@@ -350,12 +355,15 @@ func (f *flight) run(ctx context.Context) Result {
 		if f.stages.Has(PreHooks) {
 			var blocked *approval.Decision
 			switch {
-			case r.Kind == ResourceRead && p.opts.Approver != nil:
-				blocked = p.opts.Approver.PreResourceRead(ctx, areq)
-			case r.Kind == PromptGet && p.opts.Approver != nil:
-				blocked = p.opts.Approver.PrePromptGet(ctx, areq)
-			case r.Kind == ResourceRead || r.Kind == PromptGet:
+			case r.Kind != ToolCall && p.opts.Approver == nil:
 				// No approver, so no hooks to ask.
+			case r.Kind == ResourceRead || r.Kind == ResourceSubscribe || (r.Kind == Completion && r.URI != ""):
+				blocked = p.opts.Approver.PreResourceRead(ctx, areq)
+			case r.Kind == PromptGet || r.Kind == Completion:
+				if r.Kind == Completion && r.Complete != nil {
+					areq.PromptArguments = map[string]string{r.Complete.Argument.Name: r.Complete.Argument.Value}
+				}
+				blocked = p.opts.Approver.PrePromptGet(ctx, areq)
 			default:
 				areq, blocked = p.opts.Approver.PreToolUse(ctx, areq, areq.InputSchema)
 			}
@@ -385,10 +393,10 @@ func (f *flight) run(ctx context.Context) Result {
 		}
 	}
 	if !f.stages.Has(Decide) {
-		if f.stages.Has(Admit) {
-			f.decided(events.VerdictApproved, approval.StepAdmit)
-		} else {
+		if r.Kind == Builtin {
 			f.decided(events.VerdictApproved, approval.StepHost)
+		} else {
+			f.decided(events.VerdictApproved, approval.StepAdmit)
 		}
 	}
 

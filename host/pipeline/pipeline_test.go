@@ -100,7 +100,9 @@ var kinds = []pipeline.Request{
 	{Kind: pipeline.ResourceSubscribe, Server: "s", URI: "demo://a", ModelName: "demo://a"},
 	{Kind: pipeline.PromptGet, Server: "s", Name: "greet", ModelName: "s__greet"},
 	{Kind: pipeline.Completion, Server: "s", Name: "greet", ModelName: "s__greet",
-		Complete: &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "greet"}}},
+		Complete: &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "greet"}, Argument: mcp.CompleteParamsArgument{Name: "name", Value: "x"}}},
+	{Kind: pipeline.Completion, Server: "s", URI: "demo://item/{id}", ModelName: "demo://item/{id}",
+		Complete: &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: "demo://item/{id}"}, Argument: mcp.CompleteParamsArgument{Name: "id", Value: "1"}}},
 }
 
 // TestEveryKindBeginsAndEndsOnce: each kind that reaches a server is
@@ -203,11 +205,13 @@ func TestToolCallStages(t *testing.T) {
 	}
 }
 
-// TestRequestHooksDenyReadsAndPrompts: the pre-hooks stage of resource
-// reads and prompt gets asks the request hooks with the URI, the prompt's
-// name and arguments and the caller; a block is a denial with the hook's
-// text, recorded with its step, and the request never reaches the server.
-// Subscriptions and completions are not asked.
+// TestRequestHooksDenyReadsAndPrompts: the pre-hooks stage of every kind
+// but tool calls asks the request hooks with the URI, the prompt's name
+// and arguments and the caller: reads and subscriptions as reads, prompt
+// gets as gets, a completion as a read of its resource template or a get
+// of its prompt (with the argument completed); a block is a denial with
+// the hook's text, recorded with its step, and the request never reaches
+// the server.
 func TestRequestHooksDenyReadsAndPrompts(t *testing.T) {
 	caller := &identity.Caller{Subject: "alice"}
 	for _, r := range kinds[1:] {
@@ -217,20 +221,14 @@ func TestRequestHooksDenyReadsAndPrompts(t *testing.T) {
 			a := &approver{blockRequests: "not for you"}
 			r.PromptArguments = map[string]string{"name": "x"}
 			res := pipeline.New(pipeline.Options{Approver: a, Executor: srv, Servers: srv, Events: rec}).Do(identity.With(t.Context(), caller), r)
-			hooked := r.Kind == pipeline.ResourceRead || r.Kind == pipeline.PromptGet
-			if !hooked {
-				if len(a.asked) != 0 || res.Status != events.CallCompleted {
-					t.Errorf("%s asked the request hooks (%v) or failed: %+v", r.Kind, a.asked, res)
-				}
-				return
-			}
+			asPrompt := r.Name != ""
 			if len(a.asked) != 1 || a.asked[0].Caller != caller || a.asked[0].URI != r.URI || a.asked[0].Tool != r.Name ||
-				(r.Kind == pipeline.PromptGet && a.asked[0].PromptArguments["name"] != "x") {
+				(asPrompt && a.asked[0].PromptArguments["name"] != "x") {
 				t.Fatalf("hooks saw %+v", a.asked)
 			}
 			ends := events.Of[events.ToolCallEnd](rec)
 			want := approval.StepPreResourceRead
-			if r.Kind == pipeline.PromptGet {
+			if asPrompt {
 				want = approval.StepPrePromptGet
 			}
 			if res.Status != events.CallDenied || res.Err == nil || res.Err.Error() != "not for you" || len(srv.got) != 0 ||
@@ -291,13 +289,13 @@ func TestStagesPerKind(t *testing.T) {
 	if !pipeline.ToolCall.Stages().Has(pipeline.Decide) || pipeline.ResourceRead.Stages().Has(pipeline.Decide) {
 		t.Error("only tool calls are put to approval")
 	}
-	for _, k := range []pipeline.Kind{pipeline.ToolCall, pipeline.ResourceRead, pipeline.ResourceSubscribe, pipeline.PromptGet, pipeline.Completion} {
+	for _, k := range []pipeline.Kind{pipeline.ToolCall, pipeline.Builtin, pipeline.ResourceRead, pipeline.ResourceSubscribe, pipeline.PromptGet, pipeline.Completion} {
 		if s := k.Stages(); !s.Has(pipeline.Admit) || !s.Has(pipeline.Begin) || !s.Has(pipeline.End) {
 			t.Errorf("%s is not admitted and audited", k)
 		}
 	}
-	if pipeline.Builtin.Stages().Has(pipeline.Admit) {
-		t.Error("the host's own tools are not rate limited")
+	if s := pipeline.Builtin.Stages(); s.Has(pipeline.PreHooks) || s.Has(pipeline.Decide) {
+		t.Error("the host's own tools are put to hooks or approval")
 	}
 	res := pipeline.New(pipeline.Options{}).Do(t.Context(), pipeline.Request{Kind: "bogus"})
 	if res.Status != events.CallFailed || res.Err == nil {

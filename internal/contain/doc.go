@@ -51,15 +51,16 @@
 // the cell is closed. [Process.Stop] is the one escalation: close stdin,
 // stdinGrace, SIGTERM to the group and cell, termGrace, SIGKILL
 // (Windows: terminate the Job Object after stdinGrace, as a console-less
-// child has no signal to handle). host/launch's Close is Stop. A launcher
-// plugin's StartCommand process is started and signalled through its
-// Process too, but the steps of its stop are sent by the host's
-// sdk/launcher.RemoteProcess over the launcher protocol (close stdin,
-// TERM, KILL frames, with the host's graces), since a launcher.Process
-// has only Signal. host/pluginhost starts no Process: go-plugin owns the
-// plugin process (its start, wait and Kill), so pluginhost only Prepares
-// the command, reports the pid to Started, and Closes the cell once
-// go-plugin has reaped the plugin, which ends every descendant it left.
+// child has no signal to handle). host/launch's Close is Stop, and so is a
+// launcher plugin's stop of a sdk/launcher.StartCommand process: the
+// host's RemoteProcess.Close sends one stop frame with its graces, and
+// the plugin runs Stop with them. [Escalate] is the sequence itself, said
+// once: Stop runs it, and the launcher shim runs it through Signal on a
+// plugin's process that StartCommand did not make. host/pluginhost
+// starts no Process: go-plugin owns the plugin process (its start, wait
+// and Kill), so pluginhost only Prepares the command, reports the pid to
+// Started, and Closes the cell once go-plugin has reaped the plugin,
+// which ends every descendant it left.
 //
 // # Toolgate SIGKILLed
 //

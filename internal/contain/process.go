@@ -28,6 +28,12 @@ type StartOptions struct {
 	// SIGTERM, counted from the first one, before SIGKILL, when the
 	// leader exits (on its own or in Stop). Zero means 2 s.
 	ExitGrace time.Duration
+	// KillRest, for short-lived commands (hook programs) whose
+	// descendants have no business outliving them: when the leader
+	// exits, whatever it left in its group and cell is SIGKILLed at once,
+	// without SIGTERM, ExitGrace or the probe of what is left (on Linux a
+	// scan of /proc, which costs more than such a command's own start).
+	KillRest bool
 	// OnEscalate, if set, is told each step Stop takes after the first,
 	// and how long the child had after the previous one: contain does not
 	// log, its owner does.
@@ -116,6 +122,7 @@ func (c *Cell) Start(cmd *exec.Cmd, opts StartOptions) (*Process, error) {
 		release:    release,
 		closeStdin: opts.CloseStdin,
 		exitGrace:  opts.ExitGrace,
+		killRest:   opts.KillRest,
 		onEscalate: opts.OnEscalate,
 		onExit:     opts.OnExit,
 		exited:     make(chan struct{}),
@@ -137,6 +144,7 @@ type Process struct {
 	release    func()
 	closeStdin func() error
 	exitGrace  time.Duration
+	killRest   bool
 	onEscalate func(Step, time.Duration)
 	onExit     func(*os.ProcessState, error)
 
@@ -175,6 +183,23 @@ func (p *Process) State() *os.ProcessState { return p.cmd.ProcessState }
 // the leader is reaped and the cell closed; it may be called again (it
 // then only waits).
 func (p *Process) Stop(ctx context.Context, stdinGrace, termGrace time.Duration) error {
+	err := Escalate(ctx, p.exited, p.do, stdinGrace, termGrace, p.onEscalate)
+	<-p.done
+	return err
+}
+
+// Escalate is the one stop sequence, said once: [Process.Stop] runs it on
+// a contained child, and the launcher SDK on a plugin's process that is
+// not one (a remote executor's, say). It takes each step with take (close
+// stdin, then, while exited stays open, StepTerm after stdinGrace and
+// StepKill after termGrace; Windows: StepKill after stdinGrace), tells
+// onEscalate (if set) each step after the first and how long the child
+// had, and returns once exited closes or StepKill was taken, without
+// waiting for the reaping. ctx ending turns the next step into StepKill.
+// The errors of the steps are joined.
+func Escalate(ctx context.Context, exited <-chan struct{}, take func(Step) error,
+	stdinGrace, termGrace time.Duration, onEscalate func(Step, time.Duration),
+) error {
 	var errs []error
 	plan := stopPlan(runtime.GOOS, stdinGrace, termGrace)
 	for i, s := range plan {
@@ -182,17 +207,16 @@ func (p *Process) Stop(ctx context.Context, stdinGrace, termGrace time.Duration)
 		if ctx.Err() != nil {
 			step = StepKill
 		}
-		if i > 0 && p.onEscalate != nil {
-			p.onEscalate(step, plan[i-1].grace)
+		if i > 0 && onEscalate != nil {
+			onEscalate(step, plan[i-1].grace)
 		}
-		if err := p.do(step); err != nil {
+		if err := take(step); err != nil {
 			errs = append(errs, err)
 		}
-		if step == StepKill || p.waitExited(ctx, s.grace) {
+		if step == StepKill || waitExited(ctx, exited, s.grace) {
 			break
 		}
 	}
-	<-p.done
 	return errors.Join(errs...)
 }
 
@@ -213,13 +237,13 @@ func (p *Process) do(step Step) error {
 	}
 }
 
-// waitExited reports whether the leader exits within d (false at once if
+// waitExited reports whether exited closes within d (false at once if
 // ctx ends).
-func (p *Process) waitExited(ctx context.Context, d time.Duration) bool {
+func waitExited(ctx context.Context, exited <-chan struct{}, d time.Duration) bool {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
-	case <-p.exited:
+	case <-exited:
 		return true
 	case <-timer.C:
 		return false

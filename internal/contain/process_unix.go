@@ -88,12 +88,20 @@ func (p *Process) markReaped() {
 }
 
 // endRest ends what the exited leader left in its group and cell:
-// SIGTERM, then SIGKILL if any remain ExitGrace after the first SIGTERM.
+// SIGTERM, then SIGKILL if any remain ExitGrace after the first SIGTERM
+// (with KillRest, SIGKILL at once).
 func (p *Process) endRest() {
 	p.mu.Lock()
 	killed := p.killSent
 	p.mu.Unlock()
-	if killed || !p.othersAlive() {
+	if killed {
+		return
+	}
+	if p.killRest {
+		_ = p.Signal(Kill)
+		return
+	}
+	if !p.othersAlive() {
 		return
 	}
 	_ = p.Signal(Term)

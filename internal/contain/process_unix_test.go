@@ -4,12 +4,14 @@ package contain
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testwait"
 )
 
@@ -87,4 +89,34 @@ func TestStopEndsAtSIGTERM(t *testing.T) {
 	go func() { stopped <- p.Stop(context.Background(), 10*time.Millisecond, time.Hour) }()
 	testwait.Recv(t, stopped, "Stop of a child that exits on SIGTERM")
 	killedBy(t, p, syscall.SIGTERM)
+}
+
+// TestKillRestEndsLeftoversAtOnce: with KillRest, what an exited leader
+// left in its group is SIGKILLed at once, SIGTERM or not, rather than
+// after ExitGrace (an hour here, so without KillRest Done would not come).
+func TestKillRestEndsLeftoversAtOnce(t *testing.T) {
+	cell, _ := NewManager(KindProcessGroup).NewCell("short")
+	cmd := exec.Command("/bin/sh", "-c", `(trap "" TERM; while :; do sleep 0.05; done) </dev/null >/dev/null 2>&1 & echo $!`)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = w
+	p, err := cell.Start(cmd, StartOptions{KillRest: true, ExitGrace: time.Hour})
+	_ = w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Kill(); _ = r.Close() })
+	buf := make([]byte, 16)
+	n, _ := r.Read(buf)
+	var left int
+	if _, err := fmt.Sscan(string(buf[:n]), &left); err != nil {
+		t.Fatalf("no pid of the leftover: %q", buf[:n])
+	}
+	t.Cleanup(func() { _ = syscall.Kill(left, syscall.SIGKILL) })
+	testwait.RecvOK(t, p.Done(), "the leader's end, with a leftover that ignores SIGTERM")
+	if err := procwatch.WaitGone(testwait.Context(t), left); err != nil {
+		t.Errorf("the leftover outlived its leader: %v", err)
+	}
 }

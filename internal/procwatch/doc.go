@@ -3,7 +3,10 @@
 // process to be gone without sleeping, waiting for a line of output, and
 // tying a started process's life to the test binary's.
 //
-// Test support only; production code must not import it.
+// Test support only; production code must not import it. It sets
+// process groups and Pdeathsig itself (OwnGroup, DieWithTest) rather than
+// through internal/contain: it is how the containment tests observe and
+// clean up, so it must not depend on the code they check.
 //
 // Linux is the reference: /proc, pidfds (WaitGone wakes the moment a
 // process exits) and Pdeathsig (DieWithTest). Elsewhere the same functions

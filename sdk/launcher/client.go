@@ -25,16 +25,18 @@ const (
 
 // ClientOptions configures a [Client] and the processes it launches.
 type ClientOptions struct {
-	// StdinGrace is how long [RemoteProcess.Close] waits for the process
-	// to exit after closing its stdin before it asks for SIGTERM. Zero means
+	// StdinGrace is how long the process gets to exit after its stdin is
+	// closed, when [RemoteProcess.Close] stops it, before SIGTERM; the
+	// plugin keeps the time (see [Stopper]). Zero means
 	// [DefaultStdinGrace].
 	StdinGrace time.Duration
-	// TermGrace is how long Close waits after SIGTERM before SIGKILL. Zero
+	// TermGrace is how long it gets after SIGTERM before SIGKILL. Zero
 	// means [DefaultTermGrace].
 	TermGrace time.Duration
-	// KillGrace is how long Close and Kill wait for the plugin to report
-	// the exit after SIGKILL before they abandon the stream (which makes
-	// the plugin kill the process too). Zero means [DefaultKillGrace].
+	// KillGrace is how long Close waits for the plugin to report the exit
+	// beyond the two graces, and Kill after SIGKILL, before they abandon
+	// the stream (which makes the plugin kill the process too). Zero
+	// means [DefaultKillGrace].
 	KillGrace time.Duration
 	// Logger receives diagnostics about processes (never their I/O, args or
 	// environment). Nil discards them.

@@ -28,8 +28,10 @@ import (
 // subreaper), what it started outside its group (setsid); on Windows
 // either signal terminates the Job Object. When the process exits, the
 // rest of its group and cell gets SIGTERM, two seconds, then SIGKILL, so
-// nothing it started outlives it. internal/contain's Process does all of
-// this, as it does for the host's own servers.
+// nothing it started outlives it. It is a [Stopper]: when the host stops
+// it, the stop sequence (close stdin, SIGTERM, SIGKILL, with the host's
+// waits) runs here. internal/contain's Process does all of this, as it
+// does for the host's own servers.
 //
 // Its stdio are *os.File pipes, so the shim can pass them to a host on
 // the same machine (see [Process]).
@@ -66,7 +68,7 @@ func StartCommand(cmd *exec.Cmd) (Process, error) {
 	// weaker cell still works, so its error is not fatal; the plugin
 	// process is itself in the host's cell.
 	cell, _ := contain.Default().NewCell(filepath.Base(cmd.Path))
-	proc, err := cell.Start(cmd, contain.StartOptions{ExitGrace: descendantGrace})
+	proc, err := cell.Start(cmd, contain.StartOptions{CloseStdin: files[1].Close, ExitGrace: descendantGrace})
 	if err != nil {
 		closeAll()
 		return nil, classifyStartError(err)
@@ -78,8 +80,12 @@ func StartCommand(cmd *exec.Cmd) (Process, error) {
 }
 
 // descendantGrace is how long what an exited child left in its group and
-// cell gets after SIGTERM before it is killed.
-const descendantGrace = 2 * time.Second
+// cell gets after SIGTERM before it is killed. It is well above the
+// shim's outputDrainGrace, so a descendant that holds the child's output
+// open never decides when the exit is reported: the drain does, even on
+// a loaded machine (at 2 s against the drain's 1 s, the kill sometimes
+// came first, and with it the EOF).
+const descendantGrace = 5 * time.Second
 
 // commandProcess is a child started by StartCommand: its pipes, and its
 // contain.Process, which reaps it, signals its group and cell, and ends
@@ -106,6 +112,13 @@ func (p *commandProcess) Wait(ctx context.Context) error {
 		return exitErrorOf(xe)
 	}
 	return err
+}
+
+// Stop is internal/contain's one stop sequence: close stdin, stdinGrace,
+// SIGTERM to the group and cell, termGrace, SIGKILL (Windows: terminate
+// the Job Object after stdinGrace). It returns once the child is reaped.
+func (p *commandProcess) Stop(ctx context.Context, stdinGrace, termGrace time.Duration) error {
+	return p.proc.Stop(ctx, stdinGrace, termGrace)
 }
 
 // Signal signals the child's process group and what it started outside

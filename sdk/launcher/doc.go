@@ -19,9 +19,11 @@
 //
 // The shim does the streaming: it sends output as soon as the process
 // writes it (a short JSON line is never held back to fill a frame), writes
-// stdin as it arrives, forwards close-stdin and signals, reports the exit
-// after the output is drained, and kills the process if the host abandons
-// the stream. It never gives the process a TTY.
+// stdin as it arrives, forwards close-stdin and signals, runs the stop
+// sequence when the host stops the process (close stdin, SIGTERM, SIGKILL,
+// with the host's waits: a [Stopper]'s own, StartCommand's being
+// internal/contain's), reports the exit after the output is drained, and
+// kills the process if the host abandons the stream. It never gives the process a TTY.
 //
 // # Host side
 //

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Launcher starts processes. Plugins implement it; the host-side [Client]
@@ -99,6 +100,17 @@ type Process interface {
 	Wait(ctx context.Context) error
 	// Pid is the process id as the launcher knows it (0 if none).
 	Pid() int
+}
+
+// Stopper is a [Process] that ends itself when the host stops it: close
+// stdin, wait stdinGrace for the exit, SIGTERM, wait termGrace, SIGKILL,
+// returning once it has exited (or ctx ended, which skips to SIGKILL).
+// [StartCommand]'s processes are Stoppers; for any other Process the shim
+// takes the same steps (internal/contain's sequence, said once) through
+// Stdin().Close and Signal. A Process that wraps a Stopper should forward
+// Stop, so that the wrapped one's sequence runs.
+type Stopper interface {
+	Stop(ctx context.Context, stdinGrace, termGrace time.Duration) error
 }
 
 // Signal is a request to end a process.

@@ -609,3 +609,53 @@ func TestCloseAbandonsAWedgedProcess(t *testing.T) {
 		t.Errorf("signals the process got (-want +got):\n%s", diff)
 	}
 }
+
+// stoppingProcess is a Stopper: it records the stop the host asked for,
+// then exits. Any signal fails the test (the stop sequence is its own).
+type stoppingProcess struct {
+	*scriptedProcess
+	stops   chan [2]time.Duration
+	signals chan launcher.Signal
+}
+
+func (p *stoppingProcess) Stop(_ context.Context, stdinGrace, termGrace time.Duration) error {
+	p.stops <- [2]time.Duration{stdinGrace, termGrace}
+	p.once.Do(func() { close(p.blocked) })
+	return nil
+}
+
+func (p *stoppingProcess) Signal(s launcher.Signal) error {
+	p.signals <- s
+	return p.scriptedProcess.Signal(s)
+}
+
+// TestCloseRunsThePluginsStop checks that Close hands the whole stop
+// sequence, with the host's waits, to the plugin's process (StartCommand's
+// runs internal/contain's Process.Stop), instead of sending its steps.
+func TestCloseRunsThePluginsStop(t *testing.T) {
+	proc := &stoppingProcess{scriptedProcess: newScriptedProcess(""), stops: make(chan [2]time.Duration, 1), signals: make(chan launcher.Signal, 3)}
+	opts := launcher.ClientOptions{StdinGrace: 1234 * time.Millisecond, TermGrace: 567 * time.Millisecond, KillGrace: time.Minute}
+	c := plugintest.LauncherWith(t, startFunc(func(context.Context, launcher.Spec) (launcher.Process, error) {
+		return proc, nil
+	}), opts)
+	p, err := c.Launch(t.Context(), launcher.Spec{Server: "s", Command: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	select {
+	case got := <-proc.stops:
+		if want := [2]time.Duration{opts.StdinGrace, opts.TermGrace}; got != want {
+			t.Errorf("Stop(stdinGrace, termGrace) = %v, want %v", got, want)
+		}
+	default:
+		t.Error("the plugin's process was not asked to Stop")
+	}
+	select {
+	case s := <-proc.signals:
+		t.Errorf("the process got %v from the host; the stop sequence is the plugin's", s)
+	default:
+	}
+}

@@ -31,12 +31,14 @@ var errAbandoned = errors.New("launch stream abandoned by the host")
 // behaviour below is the same in both modes; signals, the exit status and
 // the plugin's death always travel on the stream.
 //
-// Close runs the shutdown sequence (close stdin; after StdinGrace,
-// SIGTERM; after TermGrace, SIGKILL; after KillGrace, abandon the stream,
-// which makes the plugin kill the process) and returns once the process
-// has exited or been given up on. It is idempotent. Once Close has begun,
-// output that no Read is already waiting for is discarded, so that
-// shutdown never waits on a reader; Write fails.
+// Close asks the plugin to stop the process, which runs the stop sequence
+// itself with the host's waits (close stdin; after StdinGrace, SIGTERM;
+// after TermGrace, SIGKILL: internal/contain's sequence), and returns once
+// the process has exited or been given up on: KillGrace after the two
+// graces, Close abandons the stream, which makes the plugin kill the
+// process. It is idempotent. Once Close has begun, output that no Read is
+// already waiting for is discarded, so that shutdown never waits on a
+// reader; Write fails.
 //
 // Once Stderr has been called, stderr must be drained like stdout: output
 // nobody reads holds back the stream, and with it stdout. Until then,
@@ -418,24 +420,31 @@ func (p *RemoteProcess) shutdown() error {
 		p.pio.discardOutputs(stderrTaken)
 		defer p.pio.closeAll()
 	}
-	// A Send blocked by flow control (the plugin no longer takes stdin)
-	// can only be ended by abandoning the stream; bound the whole sequence.
-	watchdog := time.AfterFunc(p.opts.StdinGrace+p.opts.TermGrace+p.opts.KillGrace, p.abandonUnlessExited)
-	defer watchdog.Stop()
-
-	// EOF on stdin is how MCP asks a stdio server to exit.
-	if !p.stage(p.opts.StdinGrace, func(giveUp <-chan struct{}) { _ = p.closeStdin(giveUp) }) {
-		p.log.Debug("process still running after stdin was closed; asking for SIGTERM", "grace", p.opts.StdinGrace)
-		if !p.stage(p.opts.TermGrace, func(giveUp <-chan struct{}) {
-			_ = p.sendControl(signalFrame(SignalTerm), "terminating", giveUp)
-		}) {
-			p.log.Warn("process ignored SIGTERM; asking for SIGKILL", "grace", p.opts.TermGrace)
-			if !p.stage(p.opts.KillGrace, func(giveUp <-chan struct{}) {
-				_ = p.sendControl(signalFrame(SignalKill), "killing", giveUp)
-			}) {
-				p.log.Warn("launcher did not report the process's exit after SIGKILL; abandoning its stream")
-				p.abandon()
-			}
+	// The plugin runs the stop sequence (close stdin, StdinGrace, SIGTERM,
+	// TermGrace, SIGKILL) and reports the exit; KillGrace is its margin.
+	// A Send blocked by flow control (the plugin no longer takes stdin),
+	// a plugin that predates the stop frame, or one that does not report
+	// the exit, is given up on when that runs out: abandoning the stream
+	// makes the plugin kill the process.
+	giveUp := make(chan struct{})
+	bound := time.AfterFunc(p.opts.StdinGrace+p.opts.TermGrace+p.opts.KillGrace, func() { close(giveUp) })
+	defer bound.Stop()
+	// EOF on stdin is how MCP asks a stdio server to exit; a plugin that
+	// predates stop knows only this step.
+	_ = p.closeStdin(giveUp)
+	_ = p.sendControl(&launcherv1.LaunchClientFrame{Frame: &launcherv1.LaunchClientFrame_Stop{Stop: &launcherv1.Stop{
+		StdinGraceMs: p.opts.StdinGrace.Milliseconds(),
+		TermGraceMs:  p.opts.TermGrace.Milliseconds(),
+	}}}, "stopping", giveUp)
+	select {
+	case <-p.exited:
+	case <-giveUp:
+		select {
+		case <-p.exited:
+		default:
+			p.log.Warn("launcher did not report the process's exit after the stop sequence; abandoning its stream",
+				"stdin_grace", p.opts.StdinGrace, "term_grace", p.opts.TermGrace, "margin", p.opts.KillGrace)
+			p.abandon()
 		}
 	}
 	// The exit is known: the plugin ends the stream right after it.
@@ -451,26 +460,6 @@ func (p *RemoteProcess) shutdown() error {
 		return nil
 	}
 	return fmt.Errorf("closing %q: %w", p.server, p.endErr)
-}
-
-// stage runs act (which must give up once giveUp is closed) and waits up
-// to grace in all for the exit; it reports whether the process exited.
-func (p *RemoteProcess) stage(grace time.Duration, act func(giveUp <-chan struct{})) bool {
-	giveUp := make(chan struct{})
-	timer := time.AfterFunc(grace, func() { close(giveUp) })
-	defer timer.Stop()
-	act(giveUp)
-	select {
-	case <-p.exited:
-		return true
-	case <-giveUp:
-		select {
-		case <-p.exited:
-			return true
-		default:
-			return false
-		}
-	}
 }
 
 // receive is the process's one goroutine: it reads the plugin's frames and

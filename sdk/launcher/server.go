@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/toolgate/toolgate/internal/contain"
 	"github.com/toolgate/toolgate/sdk/internal/pb/launcherv1"
 	"github.com/toolgate/toolgate/sdk/internal/wire"
 )
@@ -69,7 +70,8 @@ func (s *server) Launch(stream launcherv1.LauncherService_LaunchServer) (err err
 			StderrExcerpt: truncate(se.StderrExcerpt, MaxStderrExcerpt),
 		}}})
 	}
-	r := &run{stream: stream, proc: proc, log: log.With("pid", proc.Pid()), faults: s.faults}
+	r := &run{stream: stream, proc: proc, log: log.With("pid", proc.Pid()), faults: s.faults, exited: make(chan struct{})}
+	defer r.waitStopped()
 	return r.serve(ctx, start.GetAcceptFds())
 }
 
@@ -115,6 +117,15 @@ type run struct {
 
 	// sendMu serializes Send: gRPC allows one sender at a time.
 	sendMu sync.Mutex
+
+	// exited is closed once the handler's wait for the process returned.
+	exited chan struct{}
+	// stopMu guards stopDone (the stop sequence's goroutine, once the
+	// host asked for it) and finished (the handler no longer waits for
+	// one).
+	stopMu   sync.Mutex
+	stopDone chan struct{}
+	finished bool
 }
 
 func (r *run) send(f *launcherv1.LaunchServerFrame) error {
@@ -161,7 +172,7 @@ func (r *run) serve(ctx context.Context, hostAcceptsFDs bool) error {
 	pumped := make(chan struct{}, 2) // one token per output at EOF
 	go func() { r.pump(r.proc.Stdout(), true); pumped <- struct{}{} }()
 	go func() { r.pump(r.proc.Stderr(), false); pumped <- struct{}{} }()
-	go r.receive()
+	go r.receive(ctx)
 
 	waitErr := r.wait(ctx)
 
@@ -188,8 +199,10 @@ func (r *run) serve(ctx context.Context, hostAcceptsFDs bool) error {
 }
 
 // wait waits for the process; once the host has abandoned the stream (and
-// the process was killed), for abandonedWaitGrace at most.
+// the process was killed), for abandonedWaitGrace at most. It closes
+// r.exited, which ends a stop sequence's waits.
 func (r *run) wait(ctx context.Context) error {
+	defer close(r.exited)
 	err := r.proc.Wait(ctx)
 	if ctx.Err() != nil {
 		waitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonedWaitGrace)
@@ -197,6 +210,70 @@ func (r *run) wait(ctx context.Context) error {
 		cancel()
 	}
 	return err
+}
+
+// stop runs the stop sequence the host asked for, once, in a goroutine of
+// its own (the receiver goes on applying frames: a later kill must not
+// wait behind the graces). A [Stopper] runs its own; any other process
+// gets the same steps (internal/contain.Escalate) through Stdin().Close
+// and Signal.
+func (r *run) stop(ctx context.Context, f *launcherv1.Stop) {
+	stdinGrace := graceOf(f.GetStdinGraceMs(), DefaultStdinGrace)
+	termGrace := graceOf(f.GetTermGraceMs(), DefaultTermGrace)
+	r.stopMu.Lock()
+	defer r.stopMu.Unlock()
+	if r.stopDone != nil || r.finished {
+		return
+	}
+	done := make(chan struct{})
+	r.stopDone = done
+	r.log.Debug("stopping the process", "stdin_grace", stdinGrace, "term_grace", termGrace)
+	go func() {
+		defer close(done)
+		var err error
+		if s, ok := r.proc.(Stopper); ok {
+			err = s.Stop(ctx, stdinGrace, termGrace)
+		} else {
+			err = contain.Escalate(ctx, r.exited, r.takeStep, stdinGrace, termGrace, nil)
+		}
+		if err != nil {
+			r.log.Debug("stop sequence failed", "error", err)
+		}
+	}()
+}
+
+// takeStep is one step of the stop sequence on a process that is not a
+// [Stopper].
+func (r *run) takeStep(step contain.Step) error {
+	switch step {
+	case contain.StepCloseStdin:
+		return r.proc.Stdin().Close()
+	case contain.StepTerm:
+		return r.proc.Signal(SignalTerm)
+	default:
+		return r.proc.Signal(SignalKill)
+	}
+}
+
+// waitStopped waits for a stop sequence that has begun; none starts
+// after it.
+func (r *run) waitStopped() {
+	r.stopMu.Lock()
+	r.finished = true
+	done := r.stopDone
+	r.stopMu.Unlock()
+	if done != nil {
+		<-done
+	}
+}
+
+// graceOf reads a grace in milliseconds from the wire; zero or less (a
+// host that sent none) means def.
+func graceOf(ms int64, def time.Duration) time.Duration {
+	if ms <= 0 {
+		return def
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 // reapAbandoned waits (bounded) for a killed process that will not be
@@ -245,7 +322,7 @@ func (r *run) settleOffer(offer *fdOffer) (passed bool, err error) {
 func (r *run) servePassed(ctx context.Context) error {
 	r.closePipes()
 	r.log.Debug("process's pipes passed to the host")
-	go r.receive()
+	go r.receive(ctx)
 	waitErr := r.wait(ctx)
 	if ctx.Err() != nil {
 		return nil // nobody to tell
@@ -295,7 +372,7 @@ func (r *run) pump(src io.Reader, stdout bool) {
 // receive applies the host's frames to the process until the stream ends.
 // Writes to stdin block while the process does not read: that is the back
 // pressure that stops the host's sends.
-func (r *run) receive() {
+func (r *run) receive(ctx context.Context) {
 	stdin := r.proc.Stdin()
 	for {
 		f, err := r.stream.Recv()
@@ -318,6 +395,8 @@ func (r *run) receive() {
 			case launcherv1.Signal_SIGNAL_KILL:
 				_ = r.proc.Signal(SignalKill)
 			}
+		case *launcherv1.LaunchClientFrame_Stop:
+			r.stop(ctx, f.Stop)
 		default:
 			r.log.Warn("ignoring unexpected launch frame from the host", "frame", f)
 		}

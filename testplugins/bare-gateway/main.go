@@ -32,6 +32,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/contain"
 )
 
 func main() {
@@ -52,7 +55,6 @@ func run() error {
 
 	cmd := exec.Command(flag.Arg(0), flag.Args()[1:]...)
 	cmd.Stderr = os.Stderr
-	dieWithUs(cmd)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return err
@@ -61,13 +63,16 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	if err := cmd.Start(); err != nil {
+	// The server dies with us as toolgate's do (internal/contain: its
+	// process group and cell, Pdeathsig on Linux, a Job Object on
+	// Windows); that costs nothing per call, which is what is measured.
+	cell, _ := contain.Default().NewCell("server")
+	proc, err := cell.Start(cmd, contain.StartOptions{CloseStdin: in.Close})
+	if err != nil {
 		return err
 	}
-	defer func() {
-		_ = in.Close() // a stdio server's signal to exit
-		_ = cmd.Wait()
-	}()
+	// stdin EOF is a stdio server's signal to exit.
+	defer func() { _ = proc.Stop(context.Background(), 2*time.Second, 2*time.Second) }()
 	d := &downstream{w: in, pending: map[int64]chan reply{}}
 	go d.read(out)
 	if _, err := d.call("initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bare-gateway","version":"1"}}`)); err != nil {

@@ -41,8 +41,11 @@
 // # Isolation
 //
 // The program starts with only PATH and HOME from the plugin's environment
-// plus the env map of the config, in the call's cwd when it exists, in its
-// own process group; on timeout or cancellation the whole group is killed.
+// plus the env map of the config, in the call's cwd when it exists, in a
+// containment cell of its own (internal/contain: its process group, and on
+// Linux a cgroup or the subreaper's walk, on Windows a Job Object); on
+// timeout or cancellation everything in the cell is killed, and what the
+// program leaves running when it exits gets SIGTERM, then SIGKILL.
 // Secrets in env values are redacted from the error texts the plugin
 // returns.
 //

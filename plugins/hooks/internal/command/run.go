@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/contain"
 )
 
 // maxOutput bounds what is kept of the program's stdout and stderr; more
@@ -16,7 +18,8 @@ import (
 const maxOutput = 1 << 20
 
 // waitDelay bounds how long Wait keeps reading the program's pipes after
-// the program was killed, in case a process outside its group holds them.
+// the program exited, in case a process its cell does not hold (macOS: one
+// that left the process group) keeps them open.
 const waitDelay = 2 * time.Second
 
 // ErrTimeout means the program did not finish within the configured timeout
@@ -31,11 +34,20 @@ type result struct {
 	stderr   []byte
 }
 
-// run executes the program once with stdin, in dir when it exists.
+// run executes the program once with stdin, in dir when it exists. It
+// runs in a containment cell of its own (internal/contain, as every child
+// of toolgate does): its process group and, on Linux, a cgroup or the
+// subreaper's walk (Windows: a Job Object), so that the timeout kills
+// everything the program started, and what it leaves running when it
+// exits is killed with it (KillRest: a hook's helpers have no business
+// outliving its answer, and probing for them would cost more than the
+// program). The plugin's main does not call contain.RunSupervisorIfAsked:
+// a supervisor would start and stop with every call (about 10 ms each),
+// and on Linux the host's cell of the plugin already holds these cells.
 func (s *settings) run(ctx context.Context, stdin []byte, dir string) (result, error) {
 	runCtx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(runCtx, s.argv[0], s.argv[1:]...)
+	cmd := exec.Command(s.argv[0], s.argv[1:]...)
 	cmd.Env = s.env
 	if dir != "" {
 		if info, err := os.Stat(dir); err == nil && info.IsDir() {
@@ -47,9 +59,21 @@ func (s *settings) run(ctx context.Context, stdin []byte, dir string) (result, e
 	stderr := &cappedBuffer{limit: maxOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = waitDelay
-	isolate(cmd)
 
-	err := cmd.Run()
+	// A weaker cell (no cgroup) still holds the process group, so its
+	// error is not fatal.
+	cell, _ := contain.Default().NewCell("hook-command")
+	proc, err := cell.Start(cmd, contain.StartOptions{KillRest: true})
+	if err != nil {
+		return result{}, fmt.Errorf("run hook command %s: %v", s.argv[0], err)
+	}
+	select {
+	case <-proc.Done():
+	case <-runCtx.Done():
+		_ = proc.Kill()
+		<-proc.Done()
+	}
+	err = proc.Err()
 	switch {
 	case ctx.Err() != nil:
 		return result{}, fmt.Errorf("run hook command: %w", ctx.Err())

@@ -202,6 +202,17 @@ type readyProcess struct {
 
 func (p *readyProcess) Stderr() io.Reader { return p.stderr }
 
+// Stop forwards to the executor's process, so that its own stop sequence
+// (launcher.StartCommand's: internal/contain's Process.Stop) runs. Start
+// makes every process with StartCommand, so it is always a Stopper.
+func (p *readyProcess) Stop(ctx context.Context, stdinGrace, termGrace time.Duration) error {
+	s, ok := p.Process.(launcher.Stopper)
+	if !ok {
+		return errors.New("launcher-exec: the executor's process has no stop sequence")
+	}
+	return s.Stop(ctx, stdinGrace, termGrace)
+}
+
 // replayStderr is closable, so that the shim can end a read that a
 // descendant holding the pipe would otherwise keep waiting.
 type replayStderr struct {

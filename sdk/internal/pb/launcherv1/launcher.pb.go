@@ -11,8 +11,9 @@
 //     process runs) or LaunchServerFrame.error (it could not be started), and
 //     after an error ends the stream with status OK.
 //  3. Then, in any interleaving: the host sends stdin bytes, at most one
-//     close_stdin and any number of signals; the plugin sends stdout and
-//     stderr bytes in the order the process wrote them (per stream).
+//     close_stdin, any number of signals and at most one stop; the plugin
+//     sends stdout and stderr bytes in the order the process wrote them
+//     (per stream).
 //  4. When the process has exited and its stdout and stderr are drained,
 //     the plugin sends exactly one exit frame, and nothing after it, and
 //     ends the stream with status OK. (After a descriptor hand-off, below:
@@ -51,6 +52,18 @@
 // A host that does not set accept_fds never gets an offer; a plugin that
 // does not know the field ignores it and streams. Any failure along the
 // way falls back to streaming, never to a half state.
+//
+// Stopping: the host ends a process by sending close_stdin (if it has not
+// yet) and then stop. The plugin runs the whole sequence itself, with the
+// host's waits: stdin closed, stop.stdin_grace_ms for the process to exit,
+// SIGTERM (to its process group and what it started), stop.term_grace_ms,
+// SIGKILL; the process's exit is then reported as always. The host waits
+// for that exit frame the two graces plus a margin of its own, then
+// abandons the stream (which kills the process, below). A plugin that
+// predates stop ignores the frame: its process still gets the EOF, and is
+// killed when the host abandons the stream. A host that predates stop
+// sends the steps itself (close_stdin, then signal frames), which a plugin
+// still applies as they come.
 //
 // If the stream ends early (the host cancels it, or the connection breaks),
 // the plugin must kill the process. The process must never get a TTY: MCP
@@ -209,6 +222,7 @@ type LaunchClientFrame struct {
 	//	*LaunchClientFrame_CloseStdin
 	//	*LaunchClientFrame_Signal
 	//	*LaunchClientFrame_FdHandoff
+	//	*LaunchClientFrame_Stop
 	Frame         isLaunchClientFrame_Frame `protobuf_oneof:"frame"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -296,6 +310,15 @@ func (x *LaunchClientFrame) GetFdHandoff() *FdHandoff {
 	return nil
 }
 
+func (x *LaunchClientFrame) GetStop() *Stop {
+	if x != nil {
+		if x, ok := x.Frame.(*LaunchClientFrame_Stop); ok {
+			return x.Stop
+		}
+	}
+	return nil
+}
+
 type isLaunchClientFrame_Frame interface {
 	isLaunchClientFrame_Frame()
 }
@@ -328,6 +351,12 @@ type LaunchClientFrame_FdHandoff struct {
 	FdHandoff *FdHandoff `protobuf:"bytes,5,opt,name=fd_handoff,json=fdHandoff,proto3,oneof"`
 }
 
+type LaunchClientFrame_Stop struct {
+	// stop asks the plugin to end the process in steps (see the top of
+	// this file); the host sends it once, after close_stdin.
+	Stop *Stop `protobuf:"bytes,6,opt,name=stop,proto3,oneof"`
+}
+
 func (*LaunchClientFrame_Start) isLaunchClientFrame_Frame() {}
 
 func (*LaunchClientFrame_Stdin) isLaunchClientFrame_Frame() {}
@@ -337,6 +366,8 @@ func (*LaunchClientFrame_CloseStdin) isLaunchClientFrame_Frame() {}
 func (*LaunchClientFrame_Signal) isLaunchClientFrame_Frame() {}
 
 func (*LaunchClientFrame_FdHandoff) isLaunchClientFrame_Frame() {}
+
+func (*LaunchClientFrame_Stop) isLaunchClientFrame_Frame() {}
 
 // StartSpec describes the process to start.
 type StartSpec struct {
@@ -540,6 +571,67 @@ func (*CloseStdin) Descriptor() ([]byte, []int) {
 	return file_toolgate_launcher_v1_launcher_proto_rawDescGZIP(), []int{3}
 }
 
+// Stop ends the process: close its stdin (if it is not already closed),
+// wait stdin_grace_ms for it to exit, SIGTERM its process group and what it
+// started, wait term_grace_ms, SIGKILL them (on Windows, where a
+// console-less process has no signal to handle, the kill follows the
+// stdin grace).
+type Stop struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// stdin_grace_ms is how long the process gets to exit after its stdin
+	// is closed, in milliseconds; 0 or less means 2000.
+	StdinGraceMs int64 `protobuf:"varint,1,opt,name=stdin_grace_ms,json=stdinGraceMs,proto3" json:"stdin_grace_ms,omitempty"`
+	// term_grace_ms is how long it gets after SIGTERM before SIGKILL, in
+	// milliseconds; 0 or less means 2000.
+	TermGraceMs   int64 `protobuf:"varint,2,opt,name=term_grace_ms,json=termGraceMs,proto3" json:"term_grace_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Stop) Reset() {
+	*x = Stop{}
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Stop) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Stop) ProtoMessage() {}
+
+func (x *Stop) ProtoReflect() protoreflect.Message {
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Stop.ProtoReflect.Descriptor instead.
+func (*Stop) Descriptor() ([]byte, []int) {
+	return file_toolgate_launcher_v1_launcher_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Stop) GetStdinGraceMs() int64 {
+	if x != nil {
+		return x.StdinGraceMs
+	}
+	return 0
+}
+
+func (x *Stop) GetTermGraceMs() int64 {
+	if x != nil {
+		return x.TermGraceMs
+	}
+	return 0
+}
+
 // LaunchServerFrame is one message from plugin to host.
 type LaunchServerFrame struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -559,7 +651,7 @@ type LaunchServerFrame struct {
 
 func (x *LaunchServerFrame) Reset() {
 	*x = LaunchServerFrame{}
-	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[4]
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -571,7 +663,7 @@ func (x *LaunchServerFrame) String() string {
 func (*LaunchServerFrame) ProtoMessage() {}
 
 func (x *LaunchServerFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[4]
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -584,7 +676,7 @@ func (x *LaunchServerFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchServerFrame.ProtoReflect.Descriptor instead.
 func (*LaunchServerFrame) Descriptor() ([]byte, []int) {
-	return file_toolgate_launcher_v1_launcher_proto_rawDescGZIP(), []int{4}
+	return file_toolgate_launcher_v1_launcher_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *LaunchServerFrame) GetFrame() isLaunchServerFrame_Frame {
@@ -694,7 +786,7 @@ type Started struct {
 
 func (x *Started) Reset() {
 	*x = Started{}
-	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[5]
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -706,7 +798,7 @@ func (x *Started) String() string {
 func (*Started) ProtoMessage() {}
 
 func (x *Started) ProtoReflect() protoreflect.Message {
-	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[5]
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -719,7 +811,7 @@ func (x *Started) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Started.ProtoReflect.Descriptor instead.
 func (*Started) Descriptor() ([]byte, []int) {
-	return file_toolgate_launcher_v1_launcher_proto_rawDescGZIP(), []int{5}
+	return file_toolgate_launcher_v1_launcher_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Started) GetPid() int64 {
@@ -751,7 +843,7 @@ type FdOffer struct {
 
 func (x *FdOffer) Reset() {
 	*x = FdOffer{}
-	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[6]
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -763,7 +855,7 @@ func (x *FdOffer) String() string {
 func (*FdOffer) ProtoMessage() {}
 
 func (x *FdOffer) ProtoReflect() protoreflect.Message {
-	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[6]
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -776,7 +868,7 @@ func (x *FdOffer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FdOffer.ProtoReflect.Descriptor instead.
 func (*FdOffer) Descriptor() ([]byte, []int) {
-	return file_toolgate_launcher_v1_launcher_proto_rawDescGZIP(), []int{6}
+	return file_toolgate_launcher_v1_launcher_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *FdOffer) GetSocketPath() string {
@@ -809,7 +901,7 @@ type StartError struct {
 
 func (x *StartError) Reset() {
 	*x = StartError{}
-	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[7]
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -821,7 +913,7 @@ func (x *StartError) String() string {
 func (*StartError) ProtoMessage() {}
 
 func (x *StartError) ProtoReflect() protoreflect.Message {
-	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[7]
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -834,7 +926,7 @@ func (x *StartError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartError.ProtoReflect.Descriptor instead.
 func (*StartError) Descriptor() ([]byte, []int) {
-	return file_toolgate_launcher_v1_launcher_proto_rawDescGZIP(), []int{7}
+	return file_toolgate_launcher_v1_launcher_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *StartError) GetMessage() string {
@@ -877,7 +969,7 @@ type Exit struct {
 
 func (x *Exit) Reset() {
 	*x = Exit{}
-	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[8]
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -889,7 +981,7 @@ func (x *Exit) String() string {
 func (*Exit) ProtoMessage() {}
 
 func (x *Exit) ProtoReflect() protoreflect.Message {
-	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[8]
+	mi := &file_toolgate_launcher_v1_launcher_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -902,7 +994,7 @@ func (x *Exit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Exit.ProtoReflect.Descriptor instead.
 func (*Exit) Descriptor() ([]byte, []int) {
-	return file_toolgate_launcher_v1_launcher_proto_rawDescGZIP(), []int{8}
+	return file_toolgate_launcher_v1_launcher_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Exit) GetCode() int32 {
@@ -930,7 +1022,7 @@ var File_toolgate_launcher_v1_launcher_proto protoreflect.FileDescriptor
 
 const file_toolgate_launcher_v1_launcher_proto_rawDesc = "" +
 	"\n" +
-	"#toolgate/launcher/v1/launcher.proto\x12\x14toolgate.launcher.v1\"\xac\x02\n" +
+	"#toolgate/launcher/v1/launcher.proto\x12\x14toolgate.launcher.v1\"\xde\x02\n" +
 	"\x11LaunchClientFrame\x127\n" +
 	"\x05start\x18\x01 \x01(\v2\x1f.toolgate.launcher.v1.StartSpecH\x00R\x05start\x12\x16\n" +
 	"\x05stdin\x18\x02 \x01(\fH\x00R\x05stdin\x12C\n" +
@@ -938,7 +1030,8 @@ const file_toolgate_launcher_v1_launcher_proto_rawDesc = "" +
 	"closeStdin\x126\n" +
 	"\x06signal\x18\x04 \x01(\x0e2\x1c.toolgate.launcher.v1.SignalH\x00R\x06signal\x12@\n" +
 	"\n" +
-	"fd_handoff\x18\x05 \x01(\v2\x1f.toolgate.launcher.v1.FdHandoffH\x00R\tfdHandoffB\a\n" +
+	"fd_handoff\x18\x05 \x01(\v2\x1f.toolgate.launcher.v1.FdHandoffH\x00R\tfdHandoff\x120\n" +
+	"\x04stop\x18\x06 \x01(\v2\x1a.toolgate.launcher.v1.StopH\x00R\x04stopB\a\n" +
 	"\x05frame\"\x95\x02\n" +
 	"\tStartSpec\x12\x16\n" +
 	"\x06server\x18\x01 \x01(\tR\x06server\x12\x18\n" +
@@ -957,7 +1050,10 @@ const file_toolgate_launcher_v1_launcher_proto_rawDesc = "" +
 	"\x05taken\x18\x01 \x01(\bR\x05taken\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"\f\n" +
 	"\n" +
-	"CloseStdin\"\xf7\x01\n" +
+	"CloseStdin\"P\n" +
+	"\x04Stop\x12$\n" +
+	"\x0estdin_grace_ms\x18\x01 \x01(\x03R\fstdinGraceMs\x12\"\n" +
+	"\rterm_grace_ms\x18\x02 \x01(\x03R\vtermGraceMs\"\xf7\x01\n" +
 	"\x11LaunchServerFrame\x129\n" +
 	"\astarted\x18\x01 \x01(\v2\x1d.toolgate.launcher.v1.StartedH\x00R\astarted\x128\n" +
 	"\x05error\x18\x02 \x01(\v2 .toolgate.launcher.v1.StartErrorH\x00R\x05error\x12\x18\n" +
@@ -1007,7 +1103,7 @@ func file_toolgate_launcher_v1_launcher_proto_rawDescGZIP() []byte {
 }
 
 var file_toolgate_launcher_v1_launcher_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_toolgate_launcher_v1_launcher_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_toolgate_launcher_v1_launcher_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_toolgate_launcher_v1_launcher_proto_goTypes = []any{
 	(Signal)(0),               // 0: toolgate.launcher.v1.Signal
 	(StartErrorKind)(0),       // 1: toolgate.launcher.v1.StartErrorKind
@@ -1015,31 +1111,33 @@ var file_toolgate_launcher_v1_launcher_proto_goTypes = []any{
 	(*StartSpec)(nil),         // 3: toolgate.launcher.v1.StartSpec
 	(*FdHandoff)(nil),         // 4: toolgate.launcher.v1.FdHandoff
 	(*CloseStdin)(nil),        // 5: toolgate.launcher.v1.CloseStdin
-	(*LaunchServerFrame)(nil), // 6: toolgate.launcher.v1.LaunchServerFrame
-	(*Started)(nil),           // 7: toolgate.launcher.v1.Started
-	(*FdOffer)(nil),           // 8: toolgate.launcher.v1.FdOffer
-	(*StartError)(nil),        // 9: toolgate.launcher.v1.StartError
-	(*Exit)(nil),              // 10: toolgate.launcher.v1.Exit
-	nil,                       // 11: toolgate.launcher.v1.StartSpec.EnvEntry
+	(*Stop)(nil),              // 6: toolgate.launcher.v1.Stop
+	(*LaunchServerFrame)(nil), // 7: toolgate.launcher.v1.LaunchServerFrame
+	(*Started)(nil),           // 8: toolgate.launcher.v1.Started
+	(*FdOffer)(nil),           // 9: toolgate.launcher.v1.FdOffer
+	(*StartError)(nil),        // 10: toolgate.launcher.v1.StartError
+	(*Exit)(nil),              // 11: toolgate.launcher.v1.Exit
+	nil,                       // 12: toolgate.launcher.v1.StartSpec.EnvEntry
 }
 var file_toolgate_launcher_v1_launcher_proto_depIdxs = []int32{
 	3,  // 0: toolgate.launcher.v1.LaunchClientFrame.start:type_name -> toolgate.launcher.v1.StartSpec
 	5,  // 1: toolgate.launcher.v1.LaunchClientFrame.close_stdin:type_name -> toolgate.launcher.v1.CloseStdin
 	0,  // 2: toolgate.launcher.v1.LaunchClientFrame.signal:type_name -> toolgate.launcher.v1.Signal
 	4,  // 3: toolgate.launcher.v1.LaunchClientFrame.fd_handoff:type_name -> toolgate.launcher.v1.FdHandoff
-	11, // 4: toolgate.launcher.v1.StartSpec.env:type_name -> toolgate.launcher.v1.StartSpec.EnvEntry
-	7,  // 5: toolgate.launcher.v1.LaunchServerFrame.started:type_name -> toolgate.launcher.v1.Started
-	9,  // 6: toolgate.launcher.v1.LaunchServerFrame.error:type_name -> toolgate.launcher.v1.StartError
-	10, // 7: toolgate.launcher.v1.LaunchServerFrame.exit:type_name -> toolgate.launcher.v1.Exit
-	8,  // 8: toolgate.launcher.v1.Started.fd_offer:type_name -> toolgate.launcher.v1.FdOffer
-	1,  // 9: toolgate.launcher.v1.StartError.kind:type_name -> toolgate.launcher.v1.StartErrorKind
-	2,  // 10: toolgate.launcher.v1.LauncherService.Launch:input_type -> toolgate.launcher.v1.LaunchClientFrame
-	6,  // 11: toolgate.launcher.v1.LauncherService.Launch:output_type -> toolgate.launcher.v1.LaunchServerFrame
-	11, // [11:12] is the sub-list for method output_type
-	10, // [10:11] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	6,  // 4: toolgate.launcher.v1.LaunchClientFrame.stop:type_name -> toolgate.launcher.v1.Stop
+	12, // 5: toolgate.launcher.v1.StartSpec.env:type_name -> toolgate.launcher.v1.StartSpec.EnvEntry
+	8,  // 6: toolgate.launcher.v1.LaunchServerFrame.started:type_name -> toolgate.launcher.v1.Started
+	10, // 7: toolgate.launcher.v1.LaunchServerFrame.error:type_name -> toolgate.launcher.v1.StartError
+	11, // 8: toolgate.launcher.v1.LaunchServerFrame.exit:type_name -> toolgate.launcher.v1.Exit
+	9,  // 9: toolgate.launcher.v1.Started.fd_offer:type_name -> toolgate.launcher.v1.FdOffer
+	1,  // 10: toolgate.launcher.v1.StartError.kind:type_name -> toolgate.launcher.v1.StartErrorKind
+	2,  // 11: toolgate.launcher.v1.LauncherService.Launch:input_type -> toolgate.launcher.v1.LaunchClientFrame
+	7,  // 12: toolgate.launcher.v1.LauncherService.Launch:output_type -> toolgate.launcher.v1.LaunchServerFrame
+	12, // [12:13] is the sub-list for method output_type
+	11, // [11:12] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_toolgate_launcher_v1_launcher_proto_init() }
@@ -1053,8 +1151,9 @@ func file_toolgate_launcher_v1_launcher_proto_init() {
 		(*LaunchClientFrame_CloseStdin)(nil),
 		(*LaunchClientFrame_Signal)(nil),
 		(*LaunchClientFrame_FdHandoff)(nil),
+		(*LaunchClientFrame_Stop)(nil),
 	}
-	file_toolgate_launcher_v1_launcher_proto_msgTypes[4].OneofWrappers = []any{
+	file_toolgate_launcher_v1_launcher_proto_msgTypes[5].OneofWrappers = []any{
 		(*LaunchServerFrame_Started)(nil),
 		(*LaunchServerFrame_Error)(nil),
 		(*LaunchServerFrame_Stdout)(nil),
@@ -1067,7 +1166,7 @@ func file_toolgate_launcher_v1_launcher_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_toolgate_launcher_v1_launcher_proto_rawDesc), len(file_toolgate_launcher_v1_launcher_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   10,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -11,8 +11,9 @@
 //     process runs) or LaunchServerFrame.error (it could not be started), and
 //     after an error ends the stream with status OK.
 //  3. Then, in any interleaving: the host sends stdin bytes, at most one
-//     close_stdin and any number of signals; the plugin sends stdout and
-//     stderr bytes in the order the process wrote them (per stream).
+//     close_stdin, any number of signals and at most one stop; the plugin
+//     sends stdout and stderr bytes in the order the process wrote them
+//     (per stream).
 //  4. When the process has exited and its stdout and stderr are drained,
 //     the plugin sends exactly one exit frame, and nothing after it, and
 //     ends the stream with status OK. (After a descriptor hand-off, below:
@@ -51,6 +52,18 @@
 // A host that does not set accept_fds never gets an offer; a plugin that
 // does not know the field ignores it and streams. Any failure along the
 // way falls back to streaming, never to a half state.
+//
+// Stopping: the host ends a process by sending close_stdin (if it has not
+// yet) and then stop. The plugin runs the whole sequence itself, with the
+// host's waits: stdin closed, stop.stdin_grace_ms for the process to exit,
+// SIGTERM (to its process group and what it started), stop.term_grace_ms,
+// SIGKILL; the process's exit is then reported as always. The host waits
+// for that exit frame the two graces plus a margin of its own, then
+// abandons the stream (which kills the process, below). A plugin that
+// predates stop ignores the frame: its process still gets the EOF, and is
+// killed when the host abandons the stream. A host that predates stop
+// sends the steps itself (close_stdin, then signal frames), which a plugin
+// still applies as they come.
 //
 // If the stream ends early (the host cancels it, or the connection breaks),
 // the plugin must kill the process. The process must never get a TTY: MCP

@@ -20,7 +20,7 @@ import (
 
 func call(t *testing.T, f *fixture, name, args string) exposure.CallResult {
 	t.Helper()
-	return f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: name, Arguments: []byte(args)})
+	return f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Upstream: f.up, Name: name, Arguments: []byte(args)})
 }
 
 func text(r exposure.CallResult) string {
@@ -294,7 +294,7 @@ plugin "guardian" {
 								asker.answers = []approval.Choice{approval.ChoiceAllowSession}
 								asker.mu.Unlock()
 								if reviewer == "user" {
-									step.Call(t.Context(), exposure.CallRequest{Name: tool, Arguments: []byte(`{"ms":1}`)})
+									step.Call(t.Context(), exposure.CallRequest{Upstream: f.up, Name: tool, Arguments: []byte(`{"ms":1}`)})
 								}
 							}
 							hook.verdict.Store(verdict)
@@ -304,7 +304,7 @@ plugin "guardian" {
 							asker.mu.Unlock()
 							hook.calls.Store(0)
 							before := len(f.serverCalls(t))
-							res := step.Call(t.Context(), exposure.CallRequest{Name: tool, Arguments: []byte(`{"ms":1}`)})
+							res := step.Call(t.Context(), exposure.CallRequest{Upstream: f.up, Name: tool, Arguments: []byte(`{"ms":1}`)})
 							reached := len(f.serverCalls(t)) > before
 
 							// The expected decider, straight from ARCHITECTURE §8.

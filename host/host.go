@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/host/exposure/embeddings"
 	"github.com/toolgate/toolgate/host/identity"
+	"github.com/toolgate/toolgate/host/internal/warnlimit"
 	"github.com/toolgate/toolgate/host/launch"
 	"github.com/toolgate/toolgate/host/ledger"
 	"github.com/toolgate/toolgate/host/manager"
@@ -43,14 +44,15 @@ type Options struct {
 	LimitClock func() time.Time
 	// ClientInfo identifies the host to servers; nil means toolgate.
 	ClientInfo *mcp.Implementation
-	// Asker answers the user path of approval and server-initiated
-	// elicitations: a terminal, the gateway's upstream client. nil means
-	// nobody: calls that need a human are denied, elicitations declined.
-	Asker approval.Asker
-	// AskerIsUpstream says the Asker is an upstream client of toolgate
-	// serve: "Allow and don't ask me again" is then offered only with
-	// serve { allow_persistent_approval = true }.
-	AskerIsUpstream bool
+	// Serving says the host serves upstream MCP clients (toolgate
+	// serve): the requests' Upstreams are those clients, so "Allow and
+	// don't ask me again" is offered only with serve {
+	// allow_persistent_approval = true }; servers with forward_sampling
+	// are offered sampling, and servers' log messages go to the clients
+	// (see Listen) instead of toolgate's log. Who answers a request is
+	// never the host's: each request carries its own
+	// (pipeline.Request.Upstream, exposure.CallRequest.Upstream).
+	Serving bool
 	// Hooks are PermissionRequest hooks, in config order.
 	Hooks []approval.Hook
 	// PreToolUse and PostToolUse hooks, in config order.
@@ -101,6 +103,14 @@ type Host struct {
 	pipeline *pipeline.Pipeline // built from approval, executor and limiter
 	envs     *environment.Registry
 
+	// running finds the session of a call its server sends something
+	// back during; shared by every pipeline the host builds.
+	running pipeline.Running
+	// listeners take what belongs to no call (see Listen).
+	listeners listeners
+	// warns rate-limits the warnings a server's requests can cause.
+	warns *warnlimit.Limiter
+
 	// persistMu serializes "don't ask again" writes to config files.
 	persistMu sync.Mutex
 }
@@ -116,7 +126,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	}
 	bus := events.NewBus(events.BusOptions{Logger: log.Named("events")})
 	bus.AddSink(events.LogSink(log.Named("event")))
-	h := &Host{Bus: bus, opts: opts, log: log, cfg: cfg, cwd: opts.Cwd}
+	h := &Host{Bus: bus, opts: opts, log: log, cfg: cfg, cwd: opts.Cwd, warns: warnlimit.New(warnlimit.Options{})}
 	if h.cwd == "" {
 		h.cwd, _ = os.Getwd()
 	}
@@ -154,9 +164,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	if opts.ClientInfo != nil {
 		mo.ClientInfo = opts.ClientInfo
 	}
-	mo.Elicit = func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		return h.Approval().Elicit(ctx, server, req.Params)
-	}
+	h.wireUpstream(&mo)
 	h.Manager = manager.New(cfg, mo)
 	h.executor = h.newExecutor(cfg)
 	h.limiter = ratelimit.New(rateLimits(cfg.Serve.Limits), h.opts.LimitClock)
@@ -190,12 +198,11 @@ func (h *Host) approvalOptions(cfg *config.Config) approval.Options {
 		PreToolUse:   append(pre, h.opts.PreToolUse...),
 		PostToolUse:  append(post, h.opts.PostToolUse...),
 		Reviewer:     reviewer,
-		Asker:        h.opts.Asker,
 		Persist:      h.rememberApproval,
 		// The operator decides whether an upstream client may write
 		// persistent approvals into their config; a read-only config
 		// (a ConfigMap) cannot take them at all.
-		NoPersistentApproval: h.opts.AskerIsUpstream && !cfg.Serve.AllowPersistentApproval || h.readOnlyConfig(cfg),
+		NoPersistentApproval: h.opts.Serving && !cfg.Serve.AllowPersistentApproval || h.readOnlyConfig(cfg),
 		Events:               h.Bus,
 		AuditWritable:        h.auditGate(cfg),
 		Logger:               h.log,
@@ -260,6 +267,7 @@ func (h *Host) newPipeline() *pipeline.Pipeline {
 		Executor: h.executor,
 		Servers:  h.Manager,
 		Admit:    admit,
+		Running:  &h.running,
 		Events:   h.Bus,
 	})
 }
@@ -377,7 +385,7 @@ func (h *Host) readOnlyConfig(cfg *config.Config) bool {
 	if err == nil {
 		return false
 	}
-	if !h.opts.AskerIsUpstream || cfg.Serve.AllowPersistentApproval {
+	if !h.opts.Serving || cfg.Serve.AllowPersistentApproval {
 		h.log.Warn("\"Allow and don't ask me again\" is not offered: toolgate never writes a read-only configuration. "+
 			"Approvals last for a session; to approve a tool for good, add approval_mode = \"approve\" to its tool block in the config's source",
 			"reason", err)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/host/manager"
+	"github.com/toolgate/toolgate/host/pipeline"
 	"github.com/toolgate/toolgate/internal/procwatch"
 	"github.com/toolgate/toolgate/internal/testbin"
 )
@@ -63,10 +65,21 @@ func (s *scripted) Elicit(context.Context, approval.Elicitation) (*mcp.ElicitRes
 type fixture struct {
 	root    string // mcp-demo's --root: where write_file and delete_file act
 	h       *host.Host
+	up      pipeline.Upstream // the setup's asker as the calls' Upstream; nil without one
 	rec     *events.Recorder
 	calls   string // mcp-demo call log
 	cfgPath string
 }
+
+// asking is the Upstream of a test's calls: its Asker answers the
+// approval question; it takes no sampling, log messages or progress.
+type asking struct{ approval.Asker }
+
+func (asking) Sample(context.Context, string, *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+	return nil, errors.New("this test host takes no sampling")
+}
+func (asking) Log(*mcp.LoggingMessageParams)                   {}
+func (asking) Progress() func(*mcp.ProgressNotificationParams) { return nil }
 
 // setup describes a test host: one mcp-demo server plus whatever
 // top-level HCL (plugins, approval) a test needs.
@@ -127,7 +140,6 @@ server %q {
 	}
 	rec := &events.Recorder{}
 	opts := s.opts
-	opts.Asker = s.asker
 	opts.Sinks = append(opts.Sinks, rec)
 	opts.Cwd = root
 	h, err := host.New(cfg, opts)
@@ -143,7 +155,11 @@ server %q {
 	if _, err := h.Manager.WaitStartup(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{root: root, h: h, rec: rec, calls: calls, cfgPath: cfgPath}
+	f := &fixture{root: root, h: h, rec: rec, calls: calls, cfgPath: cfgPath}
+	if s.asker != nil {
+		f.up = asking{s.asker}
+	}
+	return f
 }
 
 // serverCalls returns the tools the server received, in order.
@@ -189,7 +205,7 @@ func TestUserAnswersDecideWhetherTheServerIsContacted(t *testing.T) {
 			if err := os.WriteFile(victim, []byte("x"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{
+			res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Upstream: f.up,
 				Name: "mcp__demo__delete_file", Arguments: []byte(`{"path":"victim.txt"}`)})
 			if res.Status != tt.status || res.Reached != tt.reached {
 				t.Fatalf("status %s reached %v, want %s %v (%s)", res.Status, res.Reached, tt.status, tt.reached, res.Output().Text)
@@ -215,12 +231,12 @@ func TestBadArgumentsNeverReachTheServer(t *testing.T) {
 	f := newHost(t, nil, "")
 	step := f.h.NewStep("")
 	for _, args := range []string{`{"text":`, `["x"]`, `"text"`} {
-		res := step.Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__echo", Arguments: []byte(args)})
+		res := step.Call(t.Context(), exposure.CallRequest{Upstream: f.up, Name: "mcp__demo__echo", Arguments: []byte(args)})
 		if res.Status != events.CallFailed || res.Reached {
 			t.Errorf("args %s: %+v", args, res)
 		}
 	}
-	res := step.Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__nope"})
+	res := step.Call(t.Context(), exposure.CallRequest{Upstream: f.up, Name: "mcp__demo__nope"})
 	if !strings.Contains(res.Output().Text, "unsupported call: mcp__demo__nope") {
 		t.Errorf("unknown tool: %q", res.Output().Text)
 	}
@@ -228,7 +244,7 @@ func TestBadArgumentsNeverReachTheServer(t *testing.T) {
 		t.Errorf("the server was contacted: %v", got)
 	}
 	// Empty arguments mean no arguments, and that call does run.
-	if res := step.Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__pid"}); res.Status != events.CallCompleted {
+	if res := step.Call(t.Context(), exposure.CallRequest{Upstream: f.up, Name: "mcp__demo__pid"}); res.Status != events.CallCompleted {
 		t.Errorf("no-argument call: %s", res.Output().Text)
 	}
 }
@@ -245,7 +261,7 @@ func TestHiddenToolsAreNotRunnableByTheModel(t *testing.T) {
 			t.Fatal("a hidden tool is in the model's list")
 		}
 	}
-	res := step.Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__hidden_tool"})
+	res := step.Call(t.Context(), exposure.CallRequest{Upstream: f.up, Name: "mcp__demo__hidden_tool"})
 	if res.Reached || !strings.Contains(res.Output().Text, "is not available to the model") {
 		t.Errorf("hidden call: %+v", res)
 	}
@@ -259,13 +275,13 @@ func TestCallRacedWithACatalogChangeIsRefused(t *testing.T) {
 
 	done := make(chan exposure.CallResult)
 	go func() {
-		done <- step.Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__delete_file", Arguments: []byte(`{"path":"x"}`)})
+		done <- step.Call(t.Context(), exposure.CallRequest{Upstream: f.up, Name: "mcp__demo__delete_file", Arguments: []byte(`{"path":"x"}`)})
 	}()
 	<-asker.asked // the call is prepared and waits on the human
 	// Meanwhile the server replaces delete_file.
 	other := f.h.NewStep("")
 	rev := f.h.Manager.Revision()
-	if res := other.Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__mutate_tools",
+	if res := other.Call(t.Context(), exposure.CallRequest{Upstream: f.up, Name: "mcp__demo__mutate_tools",
 		Arguments: []byte(`{"remove":["delete_file"],"add":["delete_file"]}`)}); res.Status != events.CallCompleted {
 		t.Fatalf("mutate: %s", res.Output().Text)
 	}
@@ -341,7 +357,7 @@ func TestReadOnlyCallsRunInParallelOthersSerialize(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				res := step.Call(t.Context(), exposure.CallRequest{Name: tool, Arguments: []byte(ms)})
+				res := step.Call(t.Context(), exposure.CallRequest{Upstream: f.up, Name: tool, Arguments: []byte(ms)})
 				if res.Status != events.CallCompleted {
 					t.Errorf("%s: %s", tool, res.Output().Text)
 					return
@@ -376,8 +392,8 @@ func TestAuditLogRecordsEveryCall(t *testing.T) {
 	asker := &scripted{answers: []approval.Choice{approval.ChoiceDecline}}
 	f := newHost(t, asker, "")
 	step := f.h.NewStep("")
-	a := step.Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__echo", Arguments: []byte(`{"text":"x"}`)})
-	b := step.Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__delete_file", Arguments: []byte(`{"path":"x"}`)})
+	a := step.Call(t.Context(), exposure.CallRequest{Upstream: f.up, Name: "mcp__demo__echo", Arguments: []byte(`{"text":"x"}`)})
+	b := step.Call(t.Context(), exposure.CallRequest{Upstream: f.up, Name: "mcp__demo__delete_file", Arguments: []byte(`{"path":"x"}`)})
 	if err := f.h.Close(); err != nil { // flushes the audit file
 		t.Fatal(err)
 	}
@@ -411,12 +427,12 @@ func TestAuditLogRecordsEveryCall(t *testing.T) {
 func TestAllowAlwaysIsWrittenToTheConfig(t *testing.T) {
 	asker := &scripted{answers: []approval.Choice{approval.ChoiceAllowAlways}}
 	f := newHost(t, asker, "")
-	res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow_write", Arguments: []byte(`{"ms":1}`)})
+	res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Upstream: f.up, Name: "mcp__demo__slow_write", Arguments: []byte(`{"ms":1}`)})
 	if res.Status != events.CallCompleted {
 		t.Fatal(res.Output().Text)
 	}
 	// A later session of the same host is not asked again.
-	res = f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow_write", Arguments: []byte(`{"ms":1}`)})
+	res = f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Upstream: f.up, Name: "mcp__demo__slow_write", Arguments: []byte(`{"ms":1}`)})
 	if res.Status != events.CallCompleted || len(asker.asked) != 1 {
 		t.Fatalf("second session: %s, asked %d times", res.Output().Text, len(asker.asked))
 	}
@@ -443,7 +459,7 @@ func TestDeletingAllowAlwaysAndReloadingRevokesIt(t *testing.T) {
 	asker := &scripted{answers: []approval.Choice{approval.ChoiceAllowAlways, approval.ChoiceDecline}}
 	f := newHost(t, asker, "")
 	call := func(step *exposure.Step) exposure.CallResult {
-		return step.Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow_write", Arguments: []byte(`{"ms":1}`)})
+		return step.Call(t.Context(), exposure.CallRequest{Upstream: f.up, Name: "mcp__demo__slow_write", Arguments: []byte(`{"ms":1}`)})
 	}
 	granted := f.h.NewStep("granting-session")
 	if res := call(granted); res.Status != events.CallCompleted {
@@ -494,7 +510,7 @@ func TestAuditOnErrorDenyRefusesCallsWhileTheLogFails(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := startHost(t, setup{asker: &scripted{answers: []approval.Choice{approval.ChoiceAllow}}, audit: tt.audit})
-			res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__echo", Arguments: []byte(`{"text":"hi"}`)})
+			res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Upstream: f.up, Name: "mcp__demo__echo", Arguments: []byte(`{"text":"hi"}`)})
 			if res.Status != tt.want {
 				t.Fatalf("status %s (%s), want %s", res.Status, res.Output().Text, tt.want)
 			}
@@ -526,8 +542,8 @@ func TestUpstreamClientsMayNotPersistApprovalsUnlessAllowed(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			asker := &scripted{answers: []approval.Choice{approval.ChoiceAllowAlways}}
-			f := startHost(t, setup{asker: asker, top: tt.top, opts: host.Options{AskerIsUpstream: true}})
-			res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow_write", Arguments: []byte(`{"ms":1}`)})
+			f := startHost(t, setup{asker: asker, top: tt.top, opts: host.Options{Serving: true}})
+			res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Upstream: f.up, Name: "mcp__demo__slow_write", Arguments: []byte(`{"ms":1}`)})
 			if res.Status != events.CallCompleted {
 				t.Fatal(res.Output().Text)
 			}
@@ -550,7 +566,7 @@ func TestChangedToolDefinitionVoidsItsApproval(t *testing.T) {
 	asker := &scripted{answers: []approval.Choice{approval.ChoiceAllowAlways, approval.ChoiceAllowSession, approval.ChoiceDecline}}
 	f := newHost(t, asker, `tool "mutate_tools" { approval_mode = "approve" }`)
 	call := func() exposure.CallResult {
-		return f.h.NewStep("s").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow_write", Arguments: []byte(`{"ms":1}`)})
+		return f.h.NewStep("s").Call(t.Context(), exposure.CallRequest{Upstream: f.up, Name: "mcp__demo__slow_write", Arguments: []byte(`{"ms":1}`)})
 	}
 	if res := call(); res.Status != events.CallCompleted {
 		t.Fatal(res.Output().Text)
@@ -571,7 +587,7 @@ func TestChangedToolDefinitionVoidsItsApproval(t *testing.T) {
 
 	// The server swaps slow_write for another tool of the same name.
 	rev := f.h.Manager.Revision()
-	if res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__mutate_tools",
+	if res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Upstream: f.up, Name: "mcp__demo__mutate_tools",
 		Arguments: []byte(`{"add":["slow_write"]}`)}); res.Status != events.CallCompleted {
 		t.Fatalf("mutate: %s", res.Output().Text)
 	}
@@ -593,7 +609,7 @@ func TestChangedToolDefinitionVoidsItsApproval(t *testing.T) {
 		}
 		rev = e.(events.ServerState).Revision
 	}
-	res := f.h.NewStep("s").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow_write", Arguments: []byte(`{}`)})
+	res := f.h.NewStep("s").Call(t.Context(), exposure.CallRequest{Upstream: f.up, Name: "mcp__demo__slow_write", Arguments: []byte(`{}`)})
 	if res.Status != events.CallCompleted {
 		t.Fatalf("changed tool, allowed for the session: %s", res.Output().Text)
 	}
@@ -617,7 +633,7 @@ func TestChangedToolDefinitionVoidsItsApproval(t *testing.T) {
 
 func TestToolTimeoutReturnsItsText(t *testing.T) {
 	f := newHost(t, nil, "tool_timeout_sec = 0.2")
-	res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Name: "mcp__demo__slow", Arguments: []byte(`{"ms":30000}`)})
+	res := f.h.NewStep("").Call(t.Context(), exposure.CallRequest{Upstream: f.up, Name: "mcp__demo__slow", Arguments: []byte(`{"ms":30000}`)})
 	if res.Status != events.CallFailed || !strings.Contains(res.Output().Text, "timed out awaiting tools/call after 0.2s") {
 		t.Fatalf("timeout: %s", res.Output().Text)
 	}

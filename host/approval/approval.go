@@ -44,6 +44,10 @@ type Request struct {
 	// the fields above.
 	Event events.Call
 
+	// Asker answers the user step for this request: the session it came
+	// from (see pipeline.Upstream). nil means Options.Asker.
+	Asker Asker
+
 	// Mode and Policy are filled in by [Procedure.Decide] before hooks,
 	// the reviewer and the user see the request, so they can tell how the
 	// host got there. Values set by the caller are overwritten.
@@ -160,9 +164,11 @@ type Elicitation struct {
 	Params *mcp.ElicitParams
 }
 
-// Asker is whoever can answer the user path: a terminal, an upstream MCP
-// client (gateway), a test. Implementations may be called concurrently
-// and serialize their own prompts.
+// Asker is whoever can answer the user path of one request: the human
+// end of the session it came from (pipeline.Upstream embeds it: the
+// terminal, a toolgate serve session, the held-approval inbox), or a
+// test. It travels on the [Request]. Implementations may be called
+// concurrently and serialize their own prompts.
 //
 // Both methods return promptly when ctx ends, with an error wrapping
 // ctx.Err(). When no human can be reached they return an error wrapping

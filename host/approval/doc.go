@@ -8,8 +8,9 @@
 // It also defines the seams the procedure consults, so that their
 // implementations depend on this package and not the other way round:
 // [Hook] (PermissionRequest hooks), [Reviewer] (the Guardian) and [Asker]
-// (whoever answers the user path: host/terminal, the gateway's upstream
-// client, a test).
+// (whoever answers the user path of one request: the asking half of
+// pipeline.Upstream, carried on the [Request] as the session it came
+// from — host/terminal, a gateway call, the inbox — or a test's).
 //
 // What it must not do: execute calls, talk to MCP servers, start
 // processes or do terminal I/O. A denial is a value ([Decision] with its

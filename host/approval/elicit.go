@@ -20,15 +20,19 @@ const (
 )
 
 // Elicit answers a server-initiated elicitation/create that arrived during
-// one of the server's calls. Policy never and "nobody to ask" decline (the
-// server then knows no human will answer); otherwise the Asker answers.
+// one of the server's calls, through a, the session of that call (nil:
+// Options.Asker). Policy never and "nobody to ask" decline (the server
+// then knows no human will answer); otherwise the Asker answers.
 // On an accepted form, fields the user left out get the schema's defaults
 // ([FillDefaults]).
 //
 // Errors from the Asker other than [ErrNobodyToAsk] are returned wrapped;
 // with a cancelled ctx they wrap ctx.Err().
-func (p *Procedure) Elicit(ctx context.Context, server string, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+func (p *Procedure) Elicit(ctx context.Context, a Asker, server string, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	log := p.log.With("server", server)
+	if a == nil {
+		a = p.asker
+	}
 	switch {
 	case params == nil:
 		log.Debug("declined elicitation without parameters")
@@ -36,11 +40,11 @@ func (p *Procedure) Elicit(ctx context.Context, server string, params *mcp.Elici
 	case p.approval.Policy == config.PolicyNever:
 		log.Debug("declined elicitation: approval policy is never")
 		return &mcp.ElicitResult{Action: ActionDecline}, nil
-	case p.asker == nil:
+	case a == nil:
 		log.Debug("declined elicitation: nobody to ask")
 		return &mcp.ElicitResult{Action: ActionDecline}, nil
 	}
-	res, err := p.asker.Elicit(ctx, Elicitation{Server: server, Params: params})
+	res, err := a.Elicit(ctx, Elicitation{Server: server, Params: params})
 	if errors.Is(err, ErrNobodyToAsk) {
 		log.Debug("declined elicitation", "reason", err)
 		return &mcp.ElicitResult{Action: ActionDecline}, nil

@@ -130,7 +130,7 @@ func TestElicitPolicy(t *testing.T) {
 					return tt.elicit(ctx, e)
 				}}
 			}
-			got, err := New(opts).Elicit(t.Context(), "files", tt.params)
+			got, err := New(opts).Elicit(t.Context(), nil, "files", tt.params)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("Elicit error = %v, want error %v", err, tt.wantErr)
 			}
@@ -153,7 +153,7 @@ func TestElicitCancelledContext(t *testing.T) {
 	p := New(Options{Approval: onRequest, Asker: &fakeAsker{ElicitF: func(ctx context.Context, _ Elicitation) (*mcp.ElicitResult, error) {
 		return nil, ctx.Err()
 	}}})
-	_, err := p.Elicit(ctx, "files", &mcp.ElicitParams{Message: "hi"})
+	_, err := p.Elicit(ctx, nil, "files", &mcp.ElicitParams{Message: "hi"})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Elicit error = %v, want context.Canceled", err)
 	}

@@ -39,9 +39,11 @@ type Options struct {
 	// guardian and the policy is on-request. nil with reviewer = guardian
 	// denies, saying how to configure one.
 	Reviewer Reviewer
-	// Asker answers the user path. nil means nobody can be asked, and
-	// calls that reach the user step are denied with a text saying how to
-	// configure an approver.
+	// Asker answers the user path of requests that carry no Asker of
+	// their own (Request.Asker): a program with a single human end, such
+	// as a test. The host sets none: each request carries its session's.
+	// With neither, nobody can be asked, and calls that reach the user
+	// step are denied with a text saying how to configure an approver.
 	Asker Asker
 	// NoPersistentApproval withholds "Allow and don't ask me again" from
 	// the user path: it is not offered, and such an answer counts as
@@ -375,7 +377,11 @@ func (p *Procedure) askUser(ctx context.Context, r Request) Decision {
 	if p.approval.Policy == config.PolicyNever {
 		return p.decided(r, Decision{Step: StepUser, By: byHost, Text: TextPolicyNever}, "", "")
 	}
-	if p.asker == nil {
+	asker := r.Asker
+	if asker == nil {
+		asker = p.asker
+	}
+	if asker == nil {
 		return p.decided(r, Decision{Step: StepUser, By: byHost,
 			Text: nobodyToAskText(r.Server, r.Tool, "no approver is configured for this host")}, "", "")
 	}
@@ -391,7 +397,7 @@ func (p *Procedure) askUser(ctx context.Context, r Request) Decision {
 	}
 	choices = append(choices, ChoiceDecline, ChoiceCancel)
 
-	choice, err := p.asker.AskApproval(ctx, Prompt{
+	choice, err := asker.AskApproval(ctx, Prompt{
 		Request:  r,
 		Mode:     r.Mode,
 		Question: question(r.Server, r.Tool),

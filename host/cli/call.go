@@ -51,14 +51,14 @@ unknown; 2 bad usage or an invalid configuration.`,
 			if err != nil {
 				return err
 			}
-			asker := g.io.Asker
-			if asker == nil {
+			up := g.io.Upstream
+			if up == nil {
 				tty := terminal.New(g.io.In, g.io.Err, terminal.Options{Interactive: g.isTerminal(g.io.In), Color: g.color()})
 				defer tty.Close()
-				asker = tty
+				up = tty
 			}
 			name := args[0]
-			h, step, t, err := g.startForTool(cmd.Context(), cfg, host.Options{Asker: asker}, name)
+			h, step, t, err := g.startForTool(cmd.Context(), cfg, host.Options{}, name)
 			if h != nil {
 				defer h.Close()
 			}
@@ -73,7 +73,7 @@ unknown; 2 bad usage or an invalid configuration.`,
 			if err != nil {
 				return exit(ExitUsage, err)
 			}
-			res := step.Call(asClient(cmd), exposure.CallRequest{Name: name, Arguments: raw})
+			res := step.Call(asClient(cmd), exposure.CallRequest{Name: name, Arguments: raw, Upstream: up})
 			if asJSON {
 				if err := printJSON(g, res.Raw); err != nil {
 					return exit(ExitFailure, err)

@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/toolgate/toolgate/host/approval"
 	"github.com/toolgate/toolgate/host/config"
+	"github.com/toolgate/toolgate/host/pipeline"
 	"github.com/toolgate/toolgate/host/version"
 	"github.com/toolgate/toolgate/internal/safetext"
 )
@@ -59,9 +59,10 @@ type IO struct {
 	Out, Err io.Writer
 	// LookupEnv reads the environment; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
-	// Asker answers approval prompts and elicitations; nil means a
-	// terminal on In/Err (interactive only when In is a terminal).
-	Asker approval.Asker
+	// Upstream answers approval prompts and elicitations of toolgate
+	// call; nil means a terminal on In/Err (interactive only when In is
+	// a terminal).
+	Upstream pipeline.Upstream
 }
 
 // globals are the flags every command shares.

@@ -11,7 +11,6 @@ import (
 
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/events"
-	"github.com/toolgate/toolgate/host/gateway"
 	"github.com/toolgate/toolgate/host/telemetry"
 	"github.com/toolgate/toolgate/host/version"
 )
@@ -31,7 +30,7 @@ type opsTelemetry struct {
 // the trace exporter when serve { tracing } is set. It runs before the
 // servers start, so that /healthz answers and /readyz says "starting"
 // while they do.
-func (g *globals) startOps(ctx context.Context, ops config.ServeOps, addr string, gw *gateway.Gateway) (*opsTelemetry, error) {
+func (g *globals) startOps(ctx context.Context, ops config.ServeOps, addr string, gw probes) (*opsTelemetry, error) {
 	o := &opsTelemetry{}
 	if addr == "" {
 		addr = ops.MetricsListen

@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,7 +18,6 @@ import (
 	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/gateway"
 	"github.com/toolgate/toolgate/host/inbox"
-	"github.com/toolgate/toolgate/host/manager"
 	"github.com/toolgate/toolgate/host/reload"
 	"github.com/toolgate/toolgate/host/tokenauth"
 )
@@ -130,10 +130,12 @@ func (g *globals) serve(cmd *cobra.Command, httpAddr, metricsAddr string, watch 
 	log := g.logger()
 	held := inbox.New(inbox.Options{Logger: log})
 	defer held.Close()
-	gw := gateway.New(gateway.Options{Logger: log, DrainGrace: cfg.Serve.Ops.DrainGrace, Inbox: held})
-	ops, err := g.startOps(ctx, cfg.Serve.Ops, metricsAddr, gw)
+	// The ops listener starts before the host (its metrics are a sink of
+	// the host's events), so before the gateway, which needs the host:
+	// until the gateway exists /readyz says "starting".
+	var served atomic.Pointer[gateway.Gateway]
+	ops, err := g.startOps(ctx, cfg.Serve.Ops, metricsAddr, probes{&served})
 	if err != nil {
-		_ = gw.Close()
 		return err
 	}
 	// Stopped last: /readyz answers "draining" until the servers stopped.
@@ -143,23 +145,22 @@ func (g *globals) serve(cmd *cobra.Command, httpAddr, metricsAddr string, watch 
 	// list_changed) as each further one arrives, so a slow server holds
 	// no client hostage.
 	h, err := g.launchHost(ctx, cfg, true, host.Options{
-		Asker:           gw,
-		AskerIsUpstream: true,
-		Manager:         manager.Options{ServerLog: gw.ForwardLog, ResourceUpdated: gw.ForwardResourceUpdated, Sample: gw.Sample},
-		Sinks:           append(ops.sinks, held),
+		Serving: true,
+		Sinks:   append(ops.sinks, held),
 	})
 	if err != nil {
-		_ = gw.Close()
 		return err
 	}
 	// Deferred in this order, the gateway ends its sessions and calls
 	// before the host stops the servers and plugins.
 	defer h.Close()
-	defer gw.Close()
 	held.Attach(func() *config.Inbox { return h.Config().Approval.Inbox }, h.Bus)
-	if err := gw.Attach(h); err != nil {
+	gw, err := gateway.New(h, gateway.Options{Logger: log, DrainGrace: cfg.Serve.Ops.DrainGrace, Inbox: held})
+	if err != nil {
 		return attachError(err)
 	}
+	defer gw.Close()
+	served.Store(gw)
 	// Reloads run until serving ends, and end before the gateway and host
 	// close (defers run last-in, first-out).
 	defer g.runReloads(ctx, h, watch, log)()
@@ -213,6 +214,26 @@ func (g *globals) watchStartup(ctx context.Context, h *host.Host, gw *gateway.Ga
 		return attachError(err)
 	}
 	return nil
+}
+
+// probes are the ops listener's view of the gateway, which does not exist
+// yet when the listener starts.
+type probes struct {
+	gw *atomic.Pointer[gateway.Gateway]
+}
+
+func (p probes) Sessions() int {
+	if gw := p.gw.Load(); gw != nil {
+		return gw.Sessions()
+	}
+	return 0
+}
+
+func (p probes) Ready() error {
+	if gw := p.gw.Load(); gw != nil {
+		return gw.Ready()
+	}
+	return fmt.Errorf("%w: starting", gateway.ErrNotReady)
 }
 
 // attachError maps a gateway naming error to its exit code.

@@ -219,8 +219,10 @@ type CallRequest struct {
 	Name string
 	// Arguments is the model's JSON argument text ("" = no arguments).
 	Arguments []byte
-	// OnProgress receives the server's progress notifications.
-	OnProgress func(*mcp.ProgressNotificationParams)
+	// Upstream is the session the call came from (pipeline.Upstream):
+	// it answers the approval question and takes the server's progress,
+	// log messages and input requests during the call. nil = nobody.
+	Upstream pipeline.Upstream
 }
 
 // CallResult is the outcome of one call, whoever ended it.
@@ -313,7 +315,7 @@ func (s *Step) Call(ctx context.Context, req CallRequest) CallResult {
 	return s.do(ctx, t, pipeline.Request{
 		Kind: pipeline.ToolCall, ID: req.CallID, SessionID: s.opts.SessionID,
 		Server: t.Server, Name: t.RawName(), ModelName: t.ModelName, Arguments: args,
-		Started: started, Tool: t.Tool, Capabilities: t.ServerInfo.Capabilities, OnProgress: req.OnProgress,
+		Started: started, Tool: t.Tool, Capabilities: t.ServerInfo.Capabilities, Upstream: req.Upstream,
 		Hold: func() (func(), error) { return s.hold(t) },
 	})
 }

@@ -70,7 +70,7 @@ func TestApprovalIsAskedOfTheUpstreamClient(t *testing.T) {
 				{name: "choose cancel", answers: []*mcp.ElicitResult{decide("cancel")}, calls: 1, asked: 1, reached: 0, denial: "user cancelled MCP tool call", errors: []bool{true}},
 			} {
 				t.Run(tt.name, func(t *testing.T) {
-					f := newFixture(t, "")
+					f := newFixture(t, persistentApproval)
 					a := &answerer{answers: tt.answers}
 					cs := p.connect(f, t, &mcp.ClientOptions{ElicitationHandler: a.handler})
 					if got := cs.InitializeResult().ProtocolVersion; got != p.version {
@@ -131,8 +131,12 @@ func checkApprovalForm(t *testing.T, p *mcp.ElicitParams) {
 	}
 }
 
+// persistentApproval lets the upstream client answer "Allow and don't ask
+// me again", which toolgate serve offers only when the operator allows it.
+const persistentApproval = "serve {\n  allow_persistent_approval = true\n}"
+
 func TestAllowAlwaysIsWrittenToTheConfigAndSpansSessions(t *testing.T) {
-	f := newFixture(t, "")
+	f := newFixture(t, persistentApproval)
 	a := &answerer{answers: []*mcp.ElicitResult{decide("allow_always")}}
 	first := f.connectHTTP(t, &mcp.ClientOptions{ElicitationHandler: a.handler})
 	if res := call(t, first, gated, map[string]any{"ms": 1}); res.IsError {

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,12 +11,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/host/approval"
-	"github.com/toolgate/toolgate/host/events"
 	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/host/pipeline"
 )
 
-var _ approval.Asker = (*Gateway)(nil)
+// A call is the pipeline.Upstream of its requests: the session it came
+// from, bound to the upstream request that serves the call now, so that
+// what the call's server sends back goes under that request.
+var _ pipeline.Upstream = (*call)(nil)
 
 // Decision values of the approval form. Decline is not among them: the
 // form's own decline action means it.
@@ -39,22 +40,12 @@ const maxArgumentsInForm = 4000
 // elicitation naming the server, tool, arguments and annotations. It
 // implements the user step of approval in gateway mode. A client that
 // cannot take elicitations gets ErrNobodyToAsk, which the procedure turns
-// into a denial saying so and how to configure a hook or the Guardian.
-func (g *Gateway) AskApproval(ctx context.Context, p approval.Prompt) (approval.Choice, error) {
-	c := callFrom(ctx)
-	if c == nil || c.s.id != p.SessionID {
-		return approval.ChoiceDecline, fmt.Errorf("%w: the call did not come from an upstream MCP client of toolgate serve", approval.ErrNobodyToAsk)
-	}
-	why := c.s.cannotAsk(c.ss, "form")
-	// ---- Held approvals (package inbox): the one place the user step
-	// goes to the inbox instead of the client (no elicitation, or a
-	// route { to = "inbox" }).
-	if in := g.opts.Inbox; in != nil && in.Handles(p, why == "") {
-		return in.Ask(ctx, p, c.waiting())
-	}
-	// ----
-	if why != "" {
-		return approval.ChoiceDecline, &approval.NobodyToAsk{Why: why, Next: g.nextSteps(p)}
+// into a denial saying so and how to configure a hook or the Guardian;
+// with an inbox, its decorator (inbox.Inbox.Wrap, see session.upstream)
+// holds the call instead.
+func (c *call) AskApproval(ctx context.Context, p approval.Prompt) (approval.Choice, error) {
+	if why := c.s.cannotAsk(c.ss, "form"); why != "" {
+		return approval.ChoiceDecline, &approval.NobodyToAsk{Why: why, Next: c.s.g.nextSteps(p)}
 	}
 	res, err := c.elicit(ctx, approvalForm(p, c.tool.name))
 	if err != nil {
@@ -77,48 +68,26 @@ func (g *Gateway) nextSteps(p approval.Prompt) string {
 		at, p.Tool, "approve", p.Server)
 }
 
-// waiting reports to the client, while its call is held for approval,
-// that it waits and where: as progress (under the call's progress token,
-// so clients show it and do not time out) and as a log message.
-func (c *call) waiting() func(string) {
-	var n float64
-	return func(msg string) {
-		n++
-		c.queueProgress(&mcp.ProgressNotificationParams{Message: msg, Progress: n})
-		c.queueLog(&mcp.LoggingMessageParams{Level: "notice", Logger: "toolgate", Data: msg})
-	}
-}
-
-// Elicit forwards a downstream server's elicitation to the upstream
-// client of the call it belongs to. Under 2026-07-28 downstream the
-// elicitation carries its call's context; under older versions it is
-// matched to the call running on that server, which is unambiguous
-// unless calls of several upstream sessions run on it at once (then it is
-// declined, and the log says how to fix it).
-func (g *Gateway) Elicit(ctx context.Context, e approval.Elicitation) (*mcp.ElicitResult, error) {
-	c, why := g.callFor(ctx, e.Server)
-	mode := e.Params.Mode
-	if mode == "" && e.Params.URL != "" {
-		mode = "url"
-	}
-	if c != nil {
-		why = c.s.cannotAsk(c.ss, mode)
-	}
+// Elicit forwards a downstream server's elicitation, made during this
+// call, to the call's upstream client. The host found the call (see
+// pipeline.Running.For); one it cannot find is refused there.
+func (c *call) Elicit(ctx context.Context, e approval.Elicitation) (*mcp.ElicitResult, error) {
+	why := c.s.cannotAsk(c.ss, pipeline.ElicitationMode(e.Params))
 	var out *mcp.ElicitResult
-	args, _ := json.Marshal(map[string]string{"mode": cmp.Or(mode, "form")})
-	res := g.forward(ctx, c, pipeline.Request{Kind: pipeline.Elicitation, Server: e.Server, Arguments: args,
-		Check: refusal(why),
-		Forward: func(ctx context.Context) (json.RawMessage, error) {
-			res, err := c.elicit(ctx, e.Params)
-			if err != nil {
-				return nil, err
-			}
-			out = res
-			return json.Marshal(map[string]string{"action": res.Action})
-		}})
+	r := pipeline.ElicitationRequest(e.Server, e.Params)
+	r.Check = pipeline.Refusal(why)
+	r.Forward = func(ctx context.Context) (json.RawMessage, error) {
+		res, err := c.elicit(ctx, e.Params)
+		if err != nil {
+			return nil, err
+		}
+		out = res
+		return json.Marshal(map[string]string{"action": res.Action})
+	}
+	res := c.pass(ctx, r)
 	switch {
 	case res.Refused():
-		g.warns.Warn(g.log, "declining a server's elicitation", "server", e.Server, "reason", why)
+		c.s.g.warns.Warn(c.s.g.log, "declining a server's elicitation", "server", e.Server, "reason", why)
 		return nil, fmt.Errorf("%w: %s", approval.ErrNobodyToAsk, why)
 	case res.Err != nil:
 		return nil, fmt.Errorf("forward an elicitation of server %q: %w", e.Server, res.Err)
@@ -126,43 +95,36 @@ func (g *Gateway) Elicit(ctx context.Context, e approval.Elicitation) (*mcp.Elic
 	return out, nil
 }
 
-// Sample forwards a downstream server's sampling/createMessage to the
-// upstream client of the call it belongs to, found as for [Gateway.Elicit]
-// (wire it as manager.Options.Sample; the manager declares sampling only
-// to servers with forward_sampling). It is refused, with a JSON-RPC error
-// that says why, outside a call or when that client cannot sample. Each
+// Sample forwards a downstream server's sampling/createMessage, made
+// during this call, to the call's upstream client (the manager offers
+// sampling only to servers with forward_sampling). It is refused, with a
+// JSON-RPC error that says why, when that client cannot sample. Each
 // request goes through the pipeline as kind "sampling", so it is audited
 // like every other request (begin and end records with the call's caller).
-func (g *Gateway) Sample(ctx context.Context, server string, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
-	c, why := g.callFor(ctx, server)
-	var args json.RawMessage
-	switch {
-	case req.Params == nil:
-		why = "the sampling request has no params"
-	default:
-		args, _ = json.Marshal(map[string]int64{"messages": int64(len(req.Params.Messages)), "max_tokens": req.Params.MaxTokens})
-		if c != nil {
-			why = c.s.cannotSample(c.ss, req.Params)
-		}
+func (c *call) Sample(ctx context.Context, server string, params *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+	why := "the sampling request has no params"
+	if params != nil {
+		why = c.s.cannotSample(c.ss, params)
 	}
 	var out *mcp.CreateMessageWithToolsResult
-	res := g.forward(ctx, c, pipeline.Request{Kind: pipeline.Sampling, Server: server, Arguments: args,
-		Check: refusal(why),
-		Forward: func(ctx context.Context) (json.RawMessage, error) {
-			res, err := c.ask(ctx, req.Params)
-			if err != nil {
-				return nil, err
-			}
-			r, _ := res.(*mcp.CreateMessageWithToolsResult)
-			if r == nil {
-				return nil, errors.New("the MCP client sent no sampling result")
-			}
-			out = r
-			return json.Marshal(map[string]string{"model": r.Model})
-		}})
+	r := pipeline.SamplingRequest(server, params)
+	r.Check = pipeline.Refusal(why)
+	r.Forward = func(ctx context.Context) (json.RawMessage, error) {
+		res, err := c.ask(ctx, params)
+		if err != nil {
+			return nil, err
+		}
+		s, _ := res.(*mcp.CreateMessageWithToolsResult)
+		if s == nil {
+			return nil, errors.New("the MCP client sent no sampling result")
+		}
+		out = s
+		return json.Marshal(map[string]string{"model": s.Model})
+	}
+	res := c.pass(ctx, r)
 	switch {
 	case res.Refused():
-		g.warns.Warn(g.log, "refusing a server's sampling request", "server", server, "reason", why)
+		c.s.g.warns.Warn(c.s.g.log, "refusing a server's sampling request", "server", server, "reason", why)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "toolgate: " + why}
 	case res.Err != nil:
 		return nil, fmt.Errorf("forward a sampling request of server %q: %w", server, res.Err)
@@ -170,88 +132,32 @@ func (g *Gateway) Sample(ctx context.Context, server string, req *mcp.CreateMess
 	return out, nil
 }
 
-// refusal is the admit check of a forwarded request: why it cannot be
-// forwarded, "" when it can.
-func refusal(why string) func() error {
-	return func() error {
-		if why != "" {
-			return errors.New(why)
-		}
-		return nil
+// Log queues a server's log message for the client, under the call's
+// request.
+func (c *call) Log(p *mcp.LoggingMessageParams) { c.queueLog(p) }
+
+// Progress is where the server's progress goes: queued for the request
+// serving the call, when it asked for progress (a 2026-07-28 client may
+// ask in a later round).
+func (c *call) Progress() func(*mcp.ProgressNotificationParams) {
+	if c.inputViaRounds || c.token != nil {
+		return c.queueProgress
 	}
+	return nil
 }
 
-// forward runs a request a server sent upstream through the attached
-// host's pipeline, as part of call c (nil: it belongs to no call, and is
-// refused by its check).
-func (g *Gateway) forward(ctx context.Context, c *call, r pipeline.Request) pipeline.Result {
-	if c != nil {
-		r.SessionID, r.ModelName, r.Caller, r.Client = c.s.id, c.tool.name, c.s.caller, c.s.client()
-	}
-	g.mu.Lock()
-	h := g.host
-	g.mu.Unlock()
-	if h == nil {
-		return pipeline.Result{Status: events.CallFailed, Err: errors.New("the gateway is not attached to a host")}
-	}
-	return h.Pipeline().Do(ctx, r)
+// pass runs a request a server sent upstream during the call through
+// the host's pipeline, as part of the call.
+func (c *call) pass(ctx context.Context, r pipeline.Request) pipeline.Result {
+	r.SessionID, r.ModelName, r.Caller, r.Client = c.s.id, c.tool.name, c.s.caller, c.s.client()
+	return c.s.h.Pipeline().Do(ctx, r)
 }
 
-// callFor finds the call a server-initiated request belongs to: the one
-// in ctx (2026-07-28 downstream), else the one running on server. With
-// none it says why.
-func (g *Gateway) callFor(ctx context.Context, server string) (*call, string) {
-	if c := callFrom(ctx); c != nil {
-		return c, ""
-	}
-	return g.callTo(server)
-}
-
-// callTo finds the call a server-initiated request without a call
-// context belongs to.
-func (g *Gateway) callTo(server string) (*call, string) {
-	var found []*call
+// broadcastLog sends a server's log message that belongs to no call to
+// every session (a host.Listener).
+func (g *Gateway) broadcastLog(p *mcp.LoggingMessageParams) {
 	for _, s := range g.snapshot() {
-		if c := s.callTo(server); c != nil {
-			found = append(found, c)
-		}
-	}
-	switch len(found) {
-	case 0:
-		return nil, fmt.Sprintf("server %q asked for input outside any call from an upstream client", server)
-	case 1:
-		return found[0], ""
-	}
-	return nil, fmt.Sprintf("server %q asked for input while calls of %d upstream sessions were running on it, "+
-		"and its protocol version does not say which call asked; set protocol_version = %q in its server block "+
-		"so that its elicitations carry their call", server, len(found), "2026-07-28")
-}
-
-// ForwardLog forwards a downstream server's notifications/message
-// upstream (wire it as manager.Options.ServerLog). A message is sent with
-// the calls running on that server, or to every session when none is;
-// its logger names the server. Clients receive only messages at or above
-// the level they set (logging/setLevel).
-func (g *Gateway) ForwardLog(_ context.Context, server string, p *mcp.LoggingMessageParams) {
-	g.log.Debug("server log message", "server", server, "level", p.Level, "logger", p.Logger)
-	fwd := *p
-	fwd.Logger = server
-	if p.Logger != "" && p.Logger != server {
-		fwd.Logger = server + "/" + p.Logger
-	}
-	sessions := g.snapshot()
-	sent := false
-	for _, s := range sessions {
-		if c := s.callTo(server); c != nil {
-			c.queueLog(&fwd)
-			sent = true
-		}
-	}
-	if sent {
-		return
-	}
-	for _, s := range sessions {
-		s.notice(&fwd)
+		s.notice(p)
 	}
 }
 

@@ -23,17 +23,6 @@ import (
 // errCallEnded answers input requests that arrive after their call ended.
 var errCallEnded = errors.New("the tool call already ended")
 
-// callKey carries the *call in the context of exposure.Step.Call, so the
-// approval prompt and (under 2026-07-28 downstream, where the elicitation
-// handler runs in the call's context) a server's elicitation reach the
-// upstream request that caused them.
-type callKey struct{}
-
-func callFrom(ctx context.Context) *call {
-	c, _ := ctx.Value(callKey{}).(*call)
-	return c
-}
-
 // call is one upstream tools/call.
 //
 // For a client older than 2026-07-28 the step runs on go-sdk's request
@@ -49,7 +38,6 @@ func callFrom(ctx context.Context) *call {
 type call struct {
 	s    *session
 	id   string // the requestState handed to a 2026-07-28 client; "" for older clients
-	seq  uint64
 	tool *servedTool
 	ss   *mcp.ServerSession
 	// inputViaRounds: the client speaks 2026-07-28 or later, so input the
@@ -143,7 +131,6 @@ func (s *session) start(ctx context.Context, req *mcp.CallToolRequest, t *served
 	c := &call{
 		s:              s,
 		id:             id,
-		seq:            s.g.seq.Add(1),
 		tool:           t,
 		ss:             req.Session,
 		inputViaRounds: rounds,
@@ -154,7 +141,7 @@ func (s *session) start(ctx context.Context, req *mcp.CallToolRequest, t *served
 	if rounds {
 		c.done = make(chan struct{})
 	}
-	callCtx = identity.With(context.WithValue(callCtx, callKey{}, c), s.caller)
+	callCtx = identity.With(callCtx, s.caller)
 	callCtx = identity.WithClient(callCtx, s.client())
 	callCtx = events.WithTraceParent(callCtx, traceParent(req))
 	c.stopped = callCtx.Done()
@@ -174,14 +161,12 @@ func (s *session) start(ctx context.Context, req *mcp.CallToolRequest, t *served
 	s.mu.Unlock()
 	c.inFlight = s.g.ops.track() // Drain waits for the call
 
-	cr := exposure.CallRequest{Name: t.modelName, Arguments: req.Params.Arguments}
+	// The call is the step's Upstream: the approval question, the
+	// server's input requests, log messages and progress come back to it.
+	cr := exposure.CallRequest{Name: t.modelName, Arguments: req.Params.Arguments, Upstream: s.upstream(c)}
 	if isNull(cr.Arguments) {
 		// Clients send "arguments": null for "no arguments".
 		cr.Arguments = nil
-	}
-	if c.token != nil || c.inputViaRounds {
-		// A 2026-07-28 client may ask for progress in a later round.
-		cr.OnProgress = c.queueProgress
 	}
 	return c, callCtx, cr
 }

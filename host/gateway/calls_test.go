@@ -195,7 +195,7 @@ func TestCallLogMessagesReachOnlyTheirCaller(t *testing.T) {
 	}
 	// A message outside any call goes to every session, after whatever
 	// was queued for it before.
-	f.gw.ForwardLog(t.Context(), "demo", &mcp.LoggingMessageParams{Level: "info", Data: sentinel})
+	f.gw.BroadcastLog(&mcp.LoggingMessageParams{Level: "info", Logger: "demo", Data: sentinel})
 	for {
 		select {
 		case m := <-toB:

@@ -21,7 +21,7 @@
 //     names, so a gateway in front of one server is transparent. A name
 //     that collides or that MCP does not allow ([A-Za-z0-9_.-], at most
 //     128) is a configuration error naming both owners and the fix
-//     ([NameError], reported by Attach). A conflict that arises later (a
+//     ([NameError], reported by New). A conflict that arises later (a
 //     reload, a late server, a tools/list change) is logged, and the tool
 //     that held the name keeps it, also through its server's downtime.
 //     Descriptions, titles, input and
@@ -38,17 +38,21 @@
 //     tool_search; tools it finds are added to that session's list
 //     (list_changed). Clients that ignore list_changed can call a found
 //     tool by the name the search returned: it is registered at once.
-//   - The call path upstream of exposure: progress from the downstream
-//     server reaches the caller under the caller's progress token;
-//     cancelling the upstream request cancels the downstream call;
-//     downstream log messages are forwarded (with the calls running on
-//     that server, else to every session); a downstream elicitation is
-//     forwarded to the client whose call caused it, its form as the
-//     server wrote it (elicitVerbatim), and so is a sampling request
-//     ([Gateway.Sample], serve's forward_sampling), each a request of
-//     the pipeline (kinds elicitation and sampling), so audited like
-//     every other request.
-//   - The user step of approval ([Gateway.AskApproval]): a form
+//   - Each call as the pipeline.Upstream of its requests (asker.go):
+//     the step gets the call on its exposure.CallRequest, and the
+//     pipeline talks back to it, never through a context value or a
+//     process-wide asker. Progress from the downstream server reaches
+//     the caller under the caller's progress token; cancelling the
+//     upstream request cancels the downstream call; downstream log
+//     messages go with the calls running on that server (the host finds
+//     them), else to every session (a host.Listener); a downstream
+//     elicitation goes to the client whose call caused it, its form as
+//     the server wrote it (elicitVerbatim), and so does a sampling
+//     request (serve's forward_sampling), each a request of the
+//     pipeline (kinds elicitation and sampling), so audited like every
+//     other request. With an inbox, the call's Upstream is the inbox's
+//     decorator of it (inbox.Inbox.Wrap).
+//   - The user step of approval (the call's AskApproval): a form
 //     elicitation naming server, tool, arguments and annotations, with the
 //     choices Allow / Allow for this session / Allow and don't ask me
 //     again / Cancel; the form's decline action rejects. A client without
@@ -141,7 +145,6 @@
 // # Example
 //
 // The package Example embeds toolgate in a Go program: it loads a
-// configuration, builds a [host.Host] with the gateway as its Asker,
-// attaches the gateway and serves one client, which lists and calls a
-// downstream server's tool.
+// configuration, builds a serving [host.Host] and a gateway for it, and
+// serves one client, which lists and calls a downstream server's tool.
 package gateway

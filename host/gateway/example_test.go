@@ -15,7 +15,6 @@ import (
 	"github.com/toolgate/toolgate/host"
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/gateway"
-	"github.com/toolgate/toolgate/host/manager"
 )
 
 // echoIn is the demo tool's input.
@@ -56,23 +55,24 @@ func Example() {
 		log.Fatal(diags)
 	}
 
-	// The gateway is the host's Asker: approval questions go to the
-	// upstream client. Close the gateway before the host.
+	// A serving host: each call's approval question and what its server
+	// sends back go to the upstream client of the call. Close the
+	// gateway before the host.
 	quiet := hclog.NewNullLogger()
-	gw := gateway.New(gateway.Options{Logger: quiet})
-	h, err := host.New(cfg, host.Options{Logger: quiet, Asker: gw, Manager: manager.Options{ServerLog: gw.ForwardLog}})
+	h, err := host.New(cfg, host.Options{Logger: quiet, Serving: true})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer h.Close()
-	defer gw.Close()
 	h.Start(ctx)
 	if _, err := h.Manager.WaitStartup(ctx); err != nil {
 		log.Fatal(err)
 	}
-	if err := gw.Attach(h); err != nil {
+	gw, err := gateway.New(h, gateway.Options{Logger: quiet})
+	if err != nil {
 		log.Fatal(err) // errors.Is(err, gateway.ErrToolName): a configuration error
 	}
+	defer gw.Close()
 
 	// One upstream client.
 	serverEnd, clientEnd := mcp.NewInMemoryTransports()

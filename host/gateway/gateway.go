@@ -66,16 +66,12 @@ type Options struct {
 	Inbox *inbox.Inbox
 }
 
-// ErrNotAttached is returned by the Serve methods before Attach succeeded:
-// a wiring bug in the caller.
-var ErrNotAttached = errors.New("gateway: serve called before Attach")
-
 // ErrClosed is returned by the Serve methods after Close.
 var ErrClosed = errors.New("gateway: closed")
 
 // Gateway serves the host's governed tools to upstream MCP clients. Build
-// it with New, pass it to the host as its approval.Asker, then Attach the
-// host and serve.
+// it with New for a host built with host.Options{Serving: true}, then
+// serve.
 type Gateway struct {
 	opts Options
 	log  hclog.Logger
@@ -91,17 +87,17 @@ type Gateway struct {
 	// changed is poked (never blocking) when a server's state or tools
 	// change; capacity 1 coalesces bursts.
 	changed chan struct{}
-	// seq numbers calls, so that a legacy server's elicitation goes to
-	// the oldest call running on it.
-	seq atomic.Uint64
+	// unlisten ends the host.Listener of New.
+	unlisten func()
 	// ph is the server for requests that address no live session, built
 	// for the capabilities phOffers (see placeholder).
 	phMu     sync.Mutex
 	ph       *mcp.Server
 	phOffers offered
 
+	host *host.Host // fixed at New
+
 	mu       sync.Mutex
-	host     *host.Host
 	sessions map[string]*session
 	// handshaking are HTTP sessions whose initialize is being answered:
 	// the client may already send requests with their id.
@@ -127,8 +123,15 @@ type Gateway struct {
 	offerState
 }
 
-// New returns a gateway that serves nothing until Attach.
-func New(opts Options) *Gateway {
+// New returns a gateway serving h's tools, following its catalog from
+// now on: it names every tool of the current catalog for upstream. Build
+// h with host.Options{Serving: true}, so that each call's server
+// messages reach its client (see host.Listener for the rest).
+//
+// A *NameError (errors.Is ErrToolName) means the configuration gives two
+// tools the same upstream name, or a name MCP does not allow: no gateway
+// is returned, and the caller should report it as a configuration error.
+func New(h *host.Host, opts Options) (*Gateway, error) {
 	log := opts.Logger
 	if log == nil {
 		log = hclog.NewNullLogger()
@@ -145,7 +148,7 @@ func New(opts Options) *Gateway {
 		impl = &mcp.Implementation{Name: "toolgate", Title: "toolgate (governed MCP gateway)", Version: version.Toolgate}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Gateway{
+	g := &Gateway{
 		opts:        opts,
 		log:         log.Named("gateway"),
 		warns:       warnlimit.New(warnlimit.Options{}),
@@ -153,33 +156,19 @@ func New(opts Options) *Gateway {
 		ctx:         ctx,
 		cancel:      cancel,
 		changed:     make(chan struct{}, 1),
+		host:        h,
 		sessions:    map[string]*session{},
 		handshaking: map[string]*session{},
 	}
-}
-
-// Attach binds the gateway to a started host: it names every tool of the
-// current catalog for upstream and starts following catalog changes.
-//
-// A *NameError (errors.Is ErrToolName) means the configuration gives two
-// tools the same upstream name, or a name MCP does not allow: nothing is
-// attached, and the caller should report it as a configuration error.
-func (g *Gateway) Attach(h *host.Host) error {
-	g.mu.Lock()
-	if g.closed {
-		g.mu.Unlock()
-		return ErrClosed
+	if p := g.planFor(h.NewStep("")); p.err != nil {
+		cancel()
+		return nil, p.err
 	}
-	g.host = h
-	g.mu.Unlock()
-
-	p := g.planFor(h.NewStep(""))
-	if p.err != nil {
-		g.mu.Lock()
-		g.host = nil
-		g.mu.Unlock()
-		return p.err
-	}
+	// Resource updates go to the sessions that subscribed (a
+	// subscription is the gateway's, shared by them), and a server's log
+	// message sent outside any call to every session; what a server
+	// sends during a call reaches that call as its Upstream.
+	g.unlisten = h.Listen(host.Listener{ResourceUpdated: g.ForwardResourceUpdated, ServerLog: g.broadcastLog})
 	h.Bus.AddSink(events.SinkFunc(func(e events.Event) {
 		g.reportStartupFailure(e)
 		switch e.(type) {
@@ -193,19 +182,13 @@ func (g *Gateway) Attach(h *host.Host) error {
 	g.wg.Add(2)
 	go g.followCatalog()
 	go g.deliverUpdates()
-	return nil
+	return g, nil
 }
 
 // Tools returns the names served to a new session, sorted. It is for
-// status output; it is empty before Attach.
+// status output.
 func (g *Gateway) Tools() []string {
-	g.mu.Lock()
-	h := g.host
-	g.mu.Unlock()
-	if h == nil {
-		return nil
-	}
-	p := g.planFor(h.NewStep(""))
+	p := g.planFor(g.host.NewStep(""))
 	var out []string
 	for name, t := range p.tools {
 		if !t.deferred {
@@ -250,6 +233,10 @@ func (g *Gateway) snapshot() []*session {
 func (g *Gateway) Close() error {
 	g.mu.Lock()
 	g.closed = true
+	if g.unlisten != nil {
+		g.unlisten()
+		g.unlisten = nil
+	}
 	sessions := make([]*session, 0, len(g.sessions))
 	for _, s := range g.sessions {
 		sessions = append(sessions, s)
@@ -299,18 +286,16 @@ func (g *Gateway) ServeStdio(ctx context.Context, t mcp.Transport) error {
 // session and tool list. It is not registered until bind.
 func (g *Gateway) newSession() (*session, error) {
 	g.mu.Lock()
-	h, closed := g.host, g.closed
+	closed := g.closed
 	g.mu.Unlock()
 	switch {
 	case closed:
 		return nil, ErrClosed
 	case g.ops.isDraining():
 		return nil, ErrDraining
-	case h == nil:
-		return nil, ErrNotAttached
 	}
 	g.built.Add(1)
-	s := newSession(g, h)
+	s := newSession(g, g.host)
 	s.refresh()
 	return s, nil
 }

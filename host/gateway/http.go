@@ -441,12 +441,6 @@ func (g *Gateway) placeholder() *mcp.Server {
 // session and shuts the listener down. It returns nil after a shutdown
 // that ctx asked for.
 func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener, e *Endpoint) error {
-	g.mu.Lock()
-	attached := g.host != nil
-	g.mu.Unlock()
-	if !attached {
-		return ErrNotAttached
-	}
 	srv := &http.Server{
 		Handler:           g.Handler(e),
 		ReadHeaderTimeout: 10 * time.Second,

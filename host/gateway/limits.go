@@ -73,10 +73,8 @@ func tooLarge(w http.ResponseWriter) {
 func (g *Gateway) admit(w http.ResponseWriter) (ok bool) {
 	g.mu.Lock()
 	limit := config.DefaultMaxSessions
-	if g.host != nil {
-		if n := g.host.Config().Serve.MaxSessions; n > 0 {
-			limit = n
-		}
+	if n := g.host.Config().Serve.MaxSessions; n > 0 {
+		limit = n
 	}
 	open := len(g.sessions) + len(g.handshaking) + g.reserved
 	if open >= limit {

@@ -89,7 +89,7 @@ func newFixtureWith(t testing.TB, opts fixtureOptions, top string, servers ...st
 	return f
 }
 
-// startFixture is newFixtureWith that returns Attach's error.
+// startFixture is newFixtureWith that returns gateway.New's error.
 func startFixture(t testing.TB, opts fixtureOptions, top string, servers ...string) (*fixture, error) {
 	t.Helper()
 	dir := t.TempDir()
@@ -110,11 +110,10 @@ func startFixture(t testing.TB, opts fixtureOptions, top string, servers ...stri
 	if opts.gateway.Logger == nil {
 		opts.gateway.Logger = log
 	}
-	f.gw = gateway.New(opts.gateway)
 	h, err := host.New(cfg, host.Options{
 		Logger:     log,
-		Asker:      f.gw,
-		Manager:    manager.Options{ServerLog: f.gw.ForwardLog, ResourceUpdated: f.gw.ForwardResourceUpdated, Sample: f.gw.Sample, RelistDelay: 10 * time.Millisecond, Restart: opts.restart},
+		Serving:    true,
+		Manager:    manager.Options{RelistDelay: 10 * time.Millisecond, Restart: opts.restart},
 		Sinks:      opts.sinks,
 		LimitClock: opts.limitClock,
 	})
@@ -123,8 +122,10 @@ func startFixture(t testing.TB, opts fixtureOptions, top string, servers ...stri
 	}
 	f.h = h
 	t.Cleanup(func() {
-		if err := f.gw.Close(); err != nil {
-			t.Errorf("closing gateway: %v", err)
+		if f.gw != nil {
+			if err := f.gw.Close(); err != nil {
+				t.Errorf("closing gateway: %v", err)
+			}
 		}
 		if err := h.Close(); err != nil {
 			t.Errorf("closing host: %v", err)
@@ -134,7 +135,8 @@ func startFixture(t testing.TB, opts fixtureOptions, top string, servers ...stri
 	if _, err := h.Manager.WaitStartup(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	return f, f.gw.Attach(h)
+	f.gw, err = gateway.New(h, opts.gateway)
+	return f, err
 }
 
 // configure writes the fixture's config file (top is HCL before the

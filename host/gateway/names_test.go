@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/host/catalog"
 	"github.com/toolgate/toolgate/host/config"
 	"github.com/toolgate/toolgate/host/exposure"
+	"github.com/toolgate/toolgate/host/internal/warnlimit"
 	"github.com/toolgate/toolgate/host/manager"
 )
 
@@ -169,8 +170,8 @@ func TestToolsWithSchemasGoSDKRefusesAreLeftOut(t *testing.T) {
 		t.Errorf("the good tool: %v", err)
 	}
 
-	g := New(Options{Logger: hclog.NewNullLogger()})
-	defer g.Close()
+	// Only the plan is built: no host, no sessions.
+	g := &Gateway{log: hclog.NewNullLogger(), warns: warnlimit.New(warnlimit.Options{})}
 	p := g.buildPlan(1, tools)
 	var served []string
 	for n := range p.tools {

@@ -89,12 +89,7 @@ func (g *Gateway) Drain(ctx context.Context) error {
 			grace = time.Until(dl)
 		}
 		g.log.Info("draining: refusing new sessions and waiting for calls in flight", "in_flight", n, "grace", grace)
-		g.mu.Lock()
-		h := g.host
-		g.mu.Unlock()
-		if h != nil {
-			h.Bus.Emit(events.Draining{At: time.Now(), InFlight: n, Grace: grace})
-		}
+		g.host.Bus.Emit(events.Draining{At: time.Now(), InFlight: n, Grace: grace})
 		o.mu.Lock()
 	}
 	for o.active > 0 {
@@ -131,16 +126,13 @@ func (g *Gateway) Ready() error {
 		return fmt.Errorf("%w: draining for shutdown", ErrNotReady)
 	}
 	g.mu.Lock()
-	h, closed := g.host, g.closed
+	closed := g.closed
 	g.mu.Unlock()
-	switch {
-	case closed:
+	if closed {
 		return fmt.Errorf("%w: closed", ErrNotReady)
-	case h == nil:
-		return fmt.Errorf("%w: starting", ErrNotReady)
 	}
 	var down []string
-	for _, st := range h.Manager.Status() {
+	for _, st := range g.host.Manager.Status() {
 		if st.Required && st.Status != events.StatusReady && st.Status != manager.StatusDisabled {
 			down = append(down, fmt.Sprintf("%s is %s", st.Name, st.Status))
 		}

@@ -16,7 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/yosida95/uritemplate/v3"
 
-	"github.com/toolgate/toolgate/host"
 	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/host/manager"
 	"github.com/toolgate/toolgate/host/pipeline"
@@ -77,13 +76,7 @@ type servedPrompt struct {
 // offers returns the plan of the manager's current catalog, building it
 // once per revision.
 func (g *Gateway) offers() *offerPlan {
-	g.mu.Lock()
-	h := g.host
-	g.mu.Unlock()
-	if h == nil {
-		return &offerPlan{}
-	}
-	cat := h.Manager.Snapshot()
+	cat := g.host.Manager.Snapshot()
 	g.offerMu.Lock()
 	defer g.offerMu.Unlock()
 	if g.offerPlan != nil && g.offerPlan.rev == cat.Revision {
@@ -247,12 +240,7 @@ func (p *offerPlan) route(uri string) (r *servedResource, raw string, ok bool) {
 type offered struct{ resources, prompts, completions bool }
 
 func (g *Gateway) offered() offered {
-	g.mu.Lock()
 	h := g.host
-	g.mu.Unlock()
-	if h == nil {
-		return offered{}
-	}
 	if h.Manager.Settling() {
 		return offered{true, true, true}
 	}
@@ -528,12 +516,6 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 		return nil, err
 	}
 	return out.Completion, nil
-}
-
-func (g *Gateway) hostOf() *host.Host {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.host
 }
 
 // withoutResourceTools leaves out the host's resource tools

@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/host/execution"
 	"github.com/toolgate/toolgate/host/exposure"
 	"github.com/toolgate/toolgate/host/identity"
+	"github.com/toolgate/toolgate/host/pipeline"
 )
 
 // noticeBuffer is how many log messages not tied to a call may wait for
@@ -487,18 +488,14 @@ func (s *session) forgetWaiting(c *call) {
 	}
 }
 
-// callTo returns a running call of this session on server, the oldest
-// first.
-func (s *session) callTo(server string) *call {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var best *call
-	for c := range s.calls {
-		if c.tool.server == server && (best == nil || c.seq < best.seq) {
-			best = c
-		}
+// upstream is the pipeline.Upstream of call c: the call itself, behind
+// the held-approval inbox when serve has one (it takes the approval
+// question when the client cannot answer it, or a route sends it there).
+func (s *session) upstream(c *call) pipeline.Upstream {
+	if in := s.g.opts.Inbox; in != nil {
+		return in.Wrap(c)
 	}
-	return best
+	return c
 }
 
 // notice queues a log message that belongs to no call.

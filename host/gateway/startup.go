@@ -11,16 +11,10 @@ import (
 // NameError returns the *NameError of the current catalog (errors.Is
 // ErrToolName) when its configuration gives two tools one upstream name
 // or a name MCP does not allow, and nil otherwise. toolgate serve checks
-// it once every server finished starting: Attach only saw the servers
+// it once every server finished starting: New only saw the servers
 // that were ready then.
 func (g *Gateway) NameError() error {
-	g.mu.Lock()
-	h := g.host
-	g.mu.Unlock()
-	if h == nil {
-		return ErrNotAttached
-	}
-	return g.planFor(h.NewStep("")).err
+	return g.planFor(g.host.NewStep("")).err
 }
 
 // reportStartupFailure tells every upstream session, as a log message,

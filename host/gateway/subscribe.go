@@ -153,7 +153,7 @@ func (g *Gateway) dropSubscriptions(s *session) {
 			last = append(last, key)
 		}
 	}
-	h := g.hostOf()
+	h := g.host
 	if len(last) == 0 || h == nil {
 		return
 	}
@@ -172,7 +172,7 @@ func (g *Gateway) dropSubscriptions(s *session) {
 }
 
 // ForwardResourceUpdated takes a downstream server's
-// notifications/resources/updated (manager.Options.ResourceUpdated). It
+// notifications/resources/updated (a host.Listener, see New). It
 // never blocks: the update is queued, coalesced, for deliverUpdates.
 // Updates for resources no session subscribed to are dropped.
 func (g *Gateway) ForwardResourceUpdated(server, uri string) {

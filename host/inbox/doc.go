@@ -17,6 +17,11 @@
 //     callback the front end gives it, until an answer or the timeout;
 //     retry denies at once with the approval's id and link, and the same
 //     call made again after approval runs.
+//   - Its place in a call ([Inbox.Wrap]): a decorator of a serve
+//     session's pipeline.Upstream, the third implementation beside the
+//     terminal and the session itself. It takes the approval question
+//     when a route sends the call to the inbox or the client cannot be
+//     asked, and reports the wait through the session's progress and log.
 //   - Who may answer: approvers authenticate with what the gateway has
 //     (its OAuth resource server or static token, see [Authenticate]);
 //     approvers = [...] narrows them; separate_approver forbids

@@ -190,23 +190,6 @@ func (in *Inbox) URL() string {
 
 func (in *Inbox) link(id string) string { return in.URL() + "/" + id }
 
-// Handles reports whether the user step of p goes to the inbox: an inbox
-// is configured and the client cannot be asked, or a route sends the
-// call to the inbox.
-func (in *Inbox) Handles(p approval.Prompt, clientCanAsk bool) bool {
-	c := in.cfg()
-	if c == nil {
-		return false
-	}
-	if !clientCanAsk {
-		return true
-	}
-	if r := route(c, p.Server, p.Tool, p.Caller); r != nil {
-		return r.To == config.RouteInbox
-	}
-	return false
-}
-
 // route is the first route block that matches the call, or nil.
 func route(c *config.Inbox, server, tool string, caller *identity.Caller) *config.InboxRoute {
 	for i := range c.Routes {

@@ -35,9 +35,15 @@
 // exposure keeps the step's snapshot, the routing of model names and the
 // built-in tools' specs, and hands each routed request here.
 //
+// The session a request came from is its [Upstream], on the [Request]:
+// the decide stage hands it to approval as the request's Asker, and the
+// execute stage of a tool call gives it the server's progress and records
+// the call in [Running], where what the server sends back during the call
+// (elicitation, sampling, log messages) finds it again.
+//
 // What it must not do: route model names (exposure), decide approval
 // itself (approval), shape results for the model (execution), or talk to
-// the upstream client. It never returns an error for a refused request:
+// the upstream client other than through the request's Upstream. It never returns an error for a refused request:
 // a refusal is a [Result] with Status events.CallDenied and the text.
 //
 // A Pipeline is immutable and safe for concurrent use; the host builds a

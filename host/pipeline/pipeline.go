@@ -127,9 +127,13 @@ type Options struct {
 	// decided (serve's rate limits); its error text is the refusal and
 	// the audit log's rationale, so it says when to retry. name is the
 	// model name of a tool, or the name or URI the client used.
-	Admit  func(caller *identity.Caller, name string) error
-	Events events.Sink // nil = none
-	Now    func() time.Time
+	Admit func(caller *identity.Caller, name string) error
+	// Running, when set, records the tool calls with an Upstream while
+	// they execute, so that what their server sends back finds them
+	// (see [Running.For]); the host shares one across reloads.
+	Running *Running
+	Events  events.Sink // nil = none
+	Now     func() time.Time
 }
 
 // Pipeline runs requests through their stages.
@@ -179,8 +183,12 @@ type Request struct {
 	Tool *mcp.Tool
 	// Capabilities are the server's, for the sandbox-state meta.
 	Capabilities *mcp.ServerCapabilities
-	// OnProgress receives the server's progress notifications.
-	OnProgress func(*mcp.ProgressNotificationParams)
+	// Upstream is the other end of the request's session: it answers the
+	// approval question and takes what the server sends back during a
+	// tool call (elicitation, sampling, log messages, progress). nil
+	// means nobody: a call that needs a human is denied, and the server's
+	// input requests are declined.
+	Upstream Upstream
 	// Hold is the freshness stage: it waits for the request's turn and
 	// checks that its target did not change since it was routed. release
 	// runs after the post-hooks. nil = nothing to check.
@@ -338,6 +346,7 @@ func (f *flight) run(ctx context.Context) Result {
 			Arguments: rawArgs,
 			Caller:    r.Caller,
 			Event:     f.call,
+			Asker:     asker(r.Upstream),
 			URI:       r.URI, PromptArguments: r.PromptArguments,
 		}
 		if t := r.Tool; t != nil {
@@ -424,9 +433,18 @@ func (f *flight) execute(ctx context.Context, args json.RawMessage) Result {
 	var summary json.RawMessage
 	switch r.Kind {
 	case ToolCall:
+		var progress func(*mcp.ProgressNotificationParams)
+		if r.Upstream != nil {
+			progress = r.Upstream.Progress()
+			if rn := p.opts.Running; rn != nil {
+				var seq uint64
+				ctx, seq = rn.begin(ctx, &f.r)
+				defer rn.end(r.Server, seq)
+			}
+		}
 		ex := p.opts.Executor.Execute(ctx, execution.Request{
 			Call: f.call, Arguments: args, Capabilities: r.Capabilities,
-			OnProgress: r.OnProgress, Started: r.Started,
+			OnProgress: progress, Started: r.Started,
 		})
 		out.Exec, out.Raw, out.Status, out.Err, out.Wall = &ex, ex.Raw, ex.Status, ex.Err, ex.Wall
 		if f.began {
@@ -492,6 +510,15 @@ func (f *flight) refused(status string, err error) Result {
 		p.opts.Events.Emit(ev)
 	}
 	return res
+}
+
+// asker is the approval half of up; nil (not a nil Upstream in an
+// interface) when there is none.
+func asker(up Upstream) approval.Asker {
+	if up == nil {
+		return nil
+	}
+	return up
 }
 
 // ErrorResult is the isError tool result carrying text, for tool calls

@@ -40,7 +40,7 @@ server "demo" {
 
 	rec := newRecorder()
 	ask := &asker{}
-	h, err := host.New(withHook, host.Options{Logger: testLogger(t, 0), Sinks: []events.Sink{rec}, Asker: ask})
+	h, err := host.New(withHook, host.Options{Logger: testLogger(t, 0), Sinks: []events.Sink{rec}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,9 @@ server "demo" {
 	// launcher (unchanged) keeps serving, and approval falls to the user.
 	h.Apply(withoutHook)
 	rec.wait(t, func(e events.PluginState) bool { return e.Plugin == "deny" && e.Status == events.PluginExited })
-	if d := h.Approval().Decide(t.Context(), request); d.Step != approval.StepUser || ask.count() != 1 {
+	asked := request
+	asked.Asker = ask // the session's asker travels on the request
+	if d := h.Approval().Decide(t.Context(), asked); d.Step != approval.StepUser || ask.count() != 1 {
 		t.Errorf("decision after removing the hook = %+v", d)
 	}
 	if st := h.Manager.Status()[0]; st.Status != "ready" {

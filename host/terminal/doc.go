@@ -1,7 +1,8 @@
 // Package terminal is the interactive terminal implementation of
-// approval.Asker: it shows a tool call awaiting approval and reads the
-// user's choice, and it walks the user through a server's elicitation
-// (a form field by field, or a URL to open).
+// pipeline.Upstream, the session end of toolgate call's requests: it
+// shows a tool call awaiting approval and reads the user's choice, and it
+// walks the user through a server's elicitation (a form field by field,
+// or a URL to open). It takes no sampling, log messages or progress.
 //
 // What it owns: terminal I/O only — rendering questions (server-controlled
 // text is cleaned of control characters and bidi overrides, long argument
@@ -28,5 +29,5 @@
 //	interactive := term.IsTerminal(int(os.Stdin.Fd()))
 //	tty := terminal.New(os.Stdin, os.Stderr, terminal.Options{Interactive: interactive, Color: interactive})
 //	defer tty.Close()
-//	proc := approval.New(approval.Options{Asker: tty /* … */})
+//	res := step.Call(ctx, exposure.CallRequest{Name: name, Arguments: args, Upstream: tty})
 package terminal

@@ -26,7 +26,7 @@ type Options struct {
 }
 
 // Terminal asks a human through a line-oriented terminal. It implements
-// [approval.Asker].
+// pipeline.Upstream (and so [approval.Asker]).
 type Terminal struct {
 	// fixed at construction
 	in    io.Reader

@@ -65,7 +65,7 @@ func (s *settings) run(ctx context.Context, stdin []byte, dir string) (result, e
 	cell, _ := contain.Default().NewCell("hook-command")
 	proc, err := cell.Start(cmd, contain.StartOptions{KillRest: true})
 	if err != nil {
-		return result{}, fmt.Errorf("run hook command %s: %v", s.argv[0], err)
+		return result{}, fmt.Errorf("run hook command %s: %w", s.argv[0], err)
 	}
 	select {
 	case <-proc.Done():
@@ -86,7 +86,7 @@ func (s *settings) run(ctx context.Context, stdin []byte, dir string) (result, e
 	case err != nil && exitErr != nil:
 		return result{}, fmt.Errorf("run hook command: %s ended by %v%s", s.argv[0], exitErr.ProcessState, s.excerpt(stderr.Bytes()))
 	case err != nil:
-		return result{}, fmt.Errorf("run hook command %s: %v", s.argv[0], err)
+		return result{}, fmt.Errorf("run hook command %s: %w", s.argv[0], err)
 	}
 	if stdout.overflow {
 		return result{}, fmt.Errorf("run hook command: %s printed more than %d bytes on stdout; a decision is one small JSON object", s.argv[0], maxOutput)

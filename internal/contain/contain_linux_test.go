@@ -238,3 +238,74 @@ func TestKillWithoutCgroupKill(t *testing.T) {
 		}
 	}
 }
+
+// TestNothingLeftNeedsNoWalk: the subreaper's cheap check says a cell is
+// empty only once its leader exited and this process adopted nothing;
+// while the leader lives, or after it left an orphan, the walk decides,
+// and Close still ends the orphan.
+func TestNothingLeftNeedsNoWalk(t *testing.T) {
+	m := newManager(string(KindSubreaper))
+	if kind, why := m.Kind(); kind != KindSubreaper {
+		t.Skipf("containment here is %s: %v", kind, why)
+	}
+	start := func(script string) (*Cell, *exec.Cmd, func()) {
+		t.Helper()
+		cell, err := m.NewCell("check")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("/bin/sh", "-c", script)
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cell.Prepare(cmd)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if err := cell.Started(cmd.Process.Pid); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cell.Close() })
+		return cell, cmd, func() { _ = stdin.Close(); _ = cmd.Wait() }
+	}
+	nothingLeft := func(c *Cell) bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.nothingLeft()
+	}
+
+	cell, _, exit := start("read x")
+	if nothingLeft(cell) {
+		t.Error("nothingLeft while the leader runs: its children are its own, not ours to see")
+	}
+	exit()
+	if !nothingLeft(cell) {
+		t.Error("nothingLeft = false for a leader that exited alone: every hook call would walk /proc")
+	}
+	if err := cell.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	cell, cmd, exit := start(`(trap "" TERM; exec sleep 60) </dev/null >/dev/null 2>&1 & read x`)
+	exit()
+	orphans := 0
+	for _, pid := range cell.othersLocked() {
+		if pid != cmd.Process.Pid {
+			orphans++
+		}
+	}
+	if orphans == 0 || nothingLeft(cell) {
+		t.Fatalf("after the leader left a child: %d found by the walk, nothingLeft %v; want the orphan found", orphans, nothingLeft(cell))
+	}
+	left := cell.othersLocked()
+	if err := cell.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range left {
+		if err := procwatch.WaitGone(testwait.Context(t), pid); err != nil {
+			t.Errorf("the orphan %d outlived Close: %v", pid, err)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}

@@ -47,6 +47,10 @@ type Manager struct {
 	cells   int
 	sup     *supervisorConn
 	forced  bool
+	// leaders are the pids of the subreaper cells' leaders not yet
+	// closed: the children this process has of its own accord, as
+	// opposed to orphans it adopted (see adoptedNone).
+	leaders map[int]bool
 }
 
 func newManager(mode string) *Manager {
@@ -242,6 +246,12 @@ func (c *Cell) Started(pid int) error {
 		}
 	case KindSubreaper:
 		c.fam.addRoot(pid)
+		c.m.mu.Lock()
+		if c.m.leaders == nil {
+			c.m.leaders = map[int]bool{}
+		}
+		c.m.leaders[pid] = true
+		c.m.mu.Unlock()
 		if info, ok := readProc(pid); ok && info.pgrp == pid {
 			c.m.mu.Lock()
 			err := c.m.registerLocked("g " + strconv.Itoa(pid))
@@ -273,6 +283,9 @@ func (c *Cell) othersLocked() []int {
 			}
 		}
 	case KindSubreaper:
+		if c.nothingLeft() {
+			return nil
+		}
 		for _, pid := range c.fam.walk() {
 			if pid != c.leader {
 				pids = append(pids, pid)
@@ -300,6 +313,9 @@ func (c *Cell) SignalOthers(sig syscall.Signal) error {
 		}
 		return errors.Join(errs...)
 	case KindSubreaper:
+		if c.nothingLeft() {
+			return nil
+		}
 		_, err := c.fam.signal(sig, c.leader)
 		return err
 	}
@@ -354,6 +370,9 @@ func (c *Cell) killLocked() error {
 	case KindSubreaper:
 		deadline := time.Now().Add(stopTimeout)
 		for {
+			if c.nothingLeft() {
+				return nil
+			}
 			// The leader is killed too: Close runs after it is reaped,
 			// and a reaped leader is no longer in the walk.
 			sent, err := c.fam.signal(syscall.SIGKILL, 0)
@@ -390,6 +409,9 @@ func (c *Cell) Close() error {
 		err = removeCgroup(c.dir)
 	}
 	c.m.mu.Lock()
+	if c.kind == KindSubreaper {
+		delete(c.m.leaders, c.leader)
+	}
 	if c.regLine != "" {
 		err = errors.Join(err, c.m.unregisterLocked(c.regLine))
 	}

@@ -469,7 +469,7 @@ func instructions(step *exposure.Step) string {
 func (g *Gateway) newServer(id string, step *exposure.Step) *mcp.Server {
 	opts := &mcp.ServerOptions{
 		Instructions: instructions(step),
-		Logger:       slogbridge.New(g.log.Named("sdk")),
+		Logger:       slogbridge.NewChatty(g.log.Named("sdk")),
 		GetSessionID: func() string { return id },
 	}
 	g.offerOptions(opts)

@@ -428,7 +428,7 @@ func (g *Gateway) placeholder() *mcp.Server {
 	defer g.phMu.Unlock()
 	if g.ph == nil || g.phOffers != off {
 		g.ph = mcp.NewServer(g.impl, &mcp.ServerOptions{
-			Logger:       slogbridge.New(g.log.Named("sdk")),
+			Logger:       slogbridge.NewChatty(g.log.Named("sdk")),
 			Capabilities: off.capabilities(),
 		})
 		g.ph.AddReceivingMiddleware(refuseInitialize)

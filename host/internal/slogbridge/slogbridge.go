@@ -16,8 +16,21 @@ func New(l hclog.Logger) *slog.Logger {
 	return slog.New(&handler{log: l})
 }
 
+// NewChatty is New for a library that reports routine events at Info:
+// they are logged at Debug. go-sdk's server says "server connecting",
+// "session initialized" and the like for every session, which toolgate's
+// own session lines already say, and a 2026-07-28 client over HTTP opens
+// a session per request: three Info lines per request otherwise.
+func NewChatty(l hclog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(&handler{log: l, infoAsDebug: true})
+}
+
 type handler struct {
-	log   hclog.Logger
+	log         hclog.Logger
+	infoAsDebug bool // see NewChatty
 	attrs []any  // flattened key/value pairs from WithAttrs
 	group string // dotted group prefix from WithGroup
 }
@@ -25,7 +38,16 @@ type handler struct {
 func (h *handler) Enabled(_ context.Context, lvl slog.Level) bool {
 	cur := h.log.GetLevel()
 	// A null logger reports NoLevel: nothing is kept, so nothing is built.
-	return cur != hclog.NoLevel && cur != hclog.Off && cur <= toHCLog(lvl)
+	return cur != hclog.NoLevel && cur != hclog.Off && cur <= h.level(lvl)
+}
+
+// level is the hclog level a record of lvl is logged at.
+func (h *handler) level(lvl slog.Level) hclog.Level {
+	l := toHCLog(lvl)
+	if h.infoAsDebug && l == hclog.Info {
+		return hclog.Debug
+	}
+	return l
 }
 
 func (h *handler) Handle(_ context.Context, r slog.Record) error {
@@ -34,7 +56,7 @@ func (h *handler) Handle(_ context.Context, r slog.Record) error {
 		kv = appendAttr(kv, h.group, a)
 		return true
 	})
-	h.log.Log(toHCLog(r.Level), r.Message, kv...)
+	h.log.Log(h.level(r.Level), r.Message, kv...)
 	return nil
 }
 

@@ -37,3 +37,22 @@ func TestNullLoggerIsDisabled(t *testing.T) {
 		t.Error("a null logger must not make go-sdk build log records")
 	}
 }
+
+// TestChattyInfoIsDebug: a chatty library's Info lines (go-sdk's session
+// lifecycle) stay out of an info log and show at debug; its warnings
+// stay warnings.
+func TestChattyInfoIsDebug(t *testing.T) {
+	var buf bytes.Buffer
+	l := hclog.New(&hclog.LoggerOptions{Output: &buf, Level: hclog.Info, DisableTime: true})
+	NewChatty(l).Info("server connecting")
+	NewChatty(l).Warn("slow client")
+	if got := buf.String(); strings.Contains(got, "server connecting") || !strings.Contains(got, "[WARN]  slow client") {
+		t.Errorf("at info level:\n%s", got)
+	}
+	buf.Reset()
+	l.SetLevel(hclog.Debug)
+	NewChatty(l).Info("server connecting")
+	if got := buf.String(); !strings.Contains(got, "[DEBUG] server connecting") {
+		t.Errorf("at debug level, want the line at DEBUG:\n%s", got)
+	}
+}

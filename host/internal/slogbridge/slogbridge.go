@@ -30,9 +30,9 @@ func NewChatty(l hclog.Logger) *slog.Logger {
 
 type handler struct {
 	log         hclog.Logger
-	infoAsDebug bool // see NewChatty
-	attrs []any  // flattened key/value pairs from WithAttrs
-	group string // dotted group prefix from WithGroup
+	infoAsDebug bool   // see NewChatty
+	attrs       []any  // flattened key/value pairs from WithAttrs
+	group       string // dotted group prefix from WithGroup
 }
 
 func (h *handler) Enabled(_ context.Context, lvl slog.Level) bool {

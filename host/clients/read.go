@@ -314,66 +314,40 @@ func codexServer(path, name string, t map[string]any) (Server, error) {
 	bad := func(field, want string) error {
 		return fmt.Errorf("%s: mcp_servers.%s.%s must be %s", path, name, field, want)
 	}
-	keys := make([]string, 0, len(t))
-	for k := range t {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	// Where each plain field goes, by its kind of value.
+	strs := map[string]*string{"command": &s.Command, "cwd": &s.Cwd, "url": &s.URL, "bearer_token_env_var": &s.BearerTokenEnvVar}
+	lists := map[string]*[]string{"args": &s.Args, "env_vars": &s.EnvVars, "enabled_tools": &s.EnabledTools, "disabled_tools": &s.DisabledTools}
+	tables := map[string]*[]KV{"env": &s.Env, "http_headers": &s.Headers, "env_http_headers": &s.EnvHeaders}
+	for _, k := range sortedKeys(t) {
 		v := t[k]
 		var ok bool
-		switch k {
-		case "command", "cwd", "url", "bearer_token_env_var":
-			var str string
-			if str, ok = v.(string); !ok {
+		if dst := strs[k]; dst != nil {
+			if *dst, ok = v.(string); !ok {
 				return s, bad(k, "a string")
 			}
-			switch k {
-			case "command":
-				s.Command = str
-			case "cwd":
-				s.Cwd = str
-			case "url":
-				s.URL = str
-			default:
-				s.BearerTokenEnvVar = str
-			}
-		case "args", "env_vars", "enabled_tools", "disabled_tools":
-			var list []string
-			if list, ok = stringList(v); !ok {
+			continue
+		}
+		if dst := lists[k]; dst != nil {
+			if *dst, ok = stringList(v); !ok {
 				return s, bad(k, "a list of strings")
 			}
-			switch k {
-			case "args":
-				s.Args = list
-			case "env_vars":
-				s.EnvVars = list
-			case "enabled_tools":
-				s.EnabledTools = list
-			default:
-				s.DisabledTools = list
-			}
-		case "env", "http_headers", "env_http_headers":
+			continue
+		}
+		if dst := tables[k]; dst != nil {
 			m, isMap := v.(map[string]any)
 			if !isMap {
 				return s, bad(k, "a table of strings")
 			}
-			var kvs []KV
 			for _, mk := range sortedKeys(m) {
 				str, isStr := m[mk].(string)
 				if !isStr {
 					return s, bad(k+"."+mk, "a string")
 				}
-				kvs = append(kvs, KV{mk, str})
+				*dst = append(*dst, KV{mk, str})
 			}
-			switch k {
-			case "env":
-				s.Env = kvs
-			case "http_headers":
-				s.Headers = kvs
-			default:
-				s.EnvHeaders = kvs
-			}
+			continue
+		}
+		switch k {
 		case "enabled":
 			var b bool
 			if b, ok = v.(bool); !ok {

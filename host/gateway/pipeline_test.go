@@ -320,7 +320,7 @@ serve {
 					offered, err := d.send(k.name, a.r)
 					if !offered {
 						if a.name == "allowed" {
-							t.Skip("N/A: the door does not offer the kind (why: at the kind)")
+							t.Skipf("N/A: no %s request goes by the %s door (the comment at the kind says why)", k.name, d.name)
 						}
 						t.Fatalf("%s: the door offers the kind but not this request", a.name)
 					}

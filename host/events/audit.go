@@ -35,10 +35,12 @@ import (
 //
 // The file is a ledger (host/ledger): every record carries "seq" and
 // "prev", the hash of the record before it, so an edited, deleted,
-// reordered or cut record shows (`toolgate audit verify`). The chain
-// needs one writer per file: two processes appending to the same ledger
-// break it. With WithLedgerRotation the file moves aside when it is too
-// large or old and the next one continues the chain; with
+// reordered or cut record shows (`toolgate audit verify`). Several
+// processes may write one ledger (toolgate serve, and a toolgate call on
+// the same configuration): each record is written holding a lock beside
+// the file (PATH.lock, see ledgerLock), after catching up with what the
+// others wrote or rotated. With WithLedgerRotation the file moves aside
+// when it is too large or old and the next one continues the chain; with
 // WithLedgerSigner checkpoints signed with an Ed25519 key are written
 // every so many records, at rotation and at Close.
 //
@@ -51,9 +53,10 @@ type AuditSink struct {
 	errsCount atomic.Uint64
 
 	mu        sync.Mutex
-	f         *os.File // nil once closed
-	regular   bool     // a regular file, which Close syncs (devices and pipes cannot be)
-	errLogged bool     // the first failure is logged, later ones only counted
+	f         *os.File    // nil once closed
+	lock      *ledgerLock // nil for a device or pipe, which has no chain to share
+	regular   bool        // a regular file, which Close syncs (devices and pipes cannot be)
+	errLogged bool        // the first failure is logged, later ones only counted
 	// lastErr is the failure of the latest record, nil once a record
 	// is written again (see Writable).
 	lastErr error
@@ -133,10 +136,81 @@ func OpenAudit(path string, opts ...AuditOption) (*AuditSink, error) {
 		opt(a)
 	}
 	a.log = a.log.Named("audit").With("path", path)
+	if st, err := os.Stat(path); err != nil || st.Mode().IsRegular() {
+		l, err := openLedgerLock(path + ".lock")
+		if err != nil {
+			return nil, err
+		}
+		a.lock = l
+	}
+	release, err := a.holdLock()
+	if err != nil {
+		a.closeLock()
+		return nil, err
+	}
+	defer release()
 	if err := a.openLocked(""); err != nil {
+		a.closeLock()
 		return nil, err
 	}
 	return a, nil
+}
+
+// holdLock waits for the ledger's lock; without one (a device or pipe)
+// it returns at once.
+func (a *AuditSink) holdLock() (release func(), err error) {
+	if a.lock == nil {
+		return func() {}, nil
+	}
+	return a.lock.hold()
+}
+
+func (a *AuditSink) closeLock() {
+	if a.lock != nil {
+		_ = a.lock.close()
+		a.lock = nil
+	}
+}
+
+// catchUpLocked, holding the ledger's lock, brings this writer up to
+// what other processes wrote since its last record: a file moved aside
+// by another's rotation is left for the one the path names now, and a
+// file that grew is read back for its last link.
+func (a *AuditSink) catchUpLocked() error {
+	if a.lock == nil {
+		return nil
+	}
+	mine, err := a.f.Stat()
+	if err != nil {
+		return err
+	}
+	if mine.Size() == a.size {
+		// Nobody wrote since: not even a rotation, which ends the file
+		// it moves aside with ledger_rotate.
+		return nil
+	}
+	if now, err := os.Stat(a.path); err != nil || !os.SameFile(now, mine) {
+		_ = a.f.Close()
+		a.f = nil
+		return a.openLocked("")
+	}
+	state, err := ledger.ReadState(a.f)
+	if err != nil {
+		return err
+	}
+	a.size = state.Size
+	if state.Chained {
+		a.link = state.Last
+		// An opening record this writer could not write yet (a full
+		// disk) is moot: another writer has begun or continued the
+		// chain in this file.
+		a.opening = nil
+	}
+	if state.Fragment != nil && a.fragment == nil {
+		// Another writer was killed mid-record: declare its fragment.
+		a.fragment = state.Fragment
+	}
+	return nil
 }
 
 // openLocked opens a.path and brings its chain up: a new or unchained
@@ -241,6 +315,18 @@ func (a *AuditSink) Emit(e Event) {
 	}
 	if rec == nil {
 		return
+	}
+	release, err := a.holdLock()
+	if err != nil {
+		a.failLocked(fmt.Errorf("write %s event: %w", e.Kind(), err))
+		return
+	}
+	defer release()
+	if err := a.catchUpLocked(); err != nil {
+		a.failLocked(fmt.Errorf("write %s event: catch up with the audit log's other writers: %w", e.Kind(), err))
+		if a.f == nil {
+			return
+		}
 	}
 	if err := a.rotateIfDueLocked(len(rec)); err != nil {
 		a.failLocked(fmt.Errorf("rotate the audit log: %w", err))
@@ -423,10 +509,20 @@ func (a *AuditSink) Close() error {
 	if a.f == nil {
 		return nil
 	}
-	var endErr error
+	defer a.closeLock()
+	release, endErr := a.holdLock()
+	if endErr != nil {
+		release = func() {}
+	} else {
+		endErr = a.catchUpLocked()
+	}
+	defer release()
+	if a.f == nil { // lost in catching up
+		return fmt.Errorf("close audit log %s: %w", a.path, endErr)
+	}
 	if a.regular {
 		if a.signer != nil {
-			endErr = a.checkpointLocked()
+			endErr = errors.Join(endErr, a.checkpointLocked())
 		}
 		endErr = errors.Join(endErr, a.bookkeepLocked(ledger.KindClose, nil))
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/toolgate/toolgate/host/ledger"
 	"github.com/toolgate/toolgate/internal/procwatch"
 )
 
@@ -261,6 +262,7 @@ func TestOpenAuditErrorNamesTheFix(t *testing.T) {
 const (
 	helperEmitThenKill    = "emit-then-sigkill"
 	helperEmitUntilKilled = "emit-until-killed"
+	helperEmitThenClose   = "emit-then-close"
 	helperPathEnv         = "TOOLGATE_EVENTS_TEST_AUDIT"
 	helperCountEnv        = "TOOLGATE_EVENTS_TEST_COUNT"
 )
@@ -285,6 +287,24 @@ func emitThenKill() {
 	}
 	_ = procwatch.Kill(os.Getpid())
 	select {}
+}
+
+// emitThenClose emits N records to a ledger rotated every 64 KiB, as one
+// of several processes writing it, and closes it.
+func emitThenClose() {
+	n, _ := strconv.Atoi(os.Getenv(helperCountEnv))
+	a, err := OpenAudit(os.Getenv(helperPathEnv), WithLedgerRotation(LedgerRotation{MaxBytes: sharedLedgerRotation}))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(3)
+	}
+	for i := range n {
+		a.Emit(helperRecord(i))
+	}
+	if err := a.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(4)
+	}
 }
 
 // emitUntilKilled emits from several goroutines and acknowledges each
@@ -459,5 +479,68 @@ func TestLedgerRotatesByAge(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	if !strings.HasPrefix(string(data), `{"at":"2026-12-01T10:01:00Z","event":"ledger_continue","previous":"audit-20261201T100100.000000000Z.jsonl","seq":5,`) {
 		t.Errorf("the new file does not continue the chain:\n%s", data)
+	}
+}
+
+const sharedLedgerRotation = 64 << 10
+
+// TestProcessesShareOneLedger is toolgate serve and a toolgate call (or
+// toolgate servers) on one configuration: several processes append to
+// the same ledger at once, and rotate it, and the chain still verifies
+// whole, with every record of every writer in it. Before the ledger's
+// lock, the second writer chained from what it had last seen, and
+// toolgate audit verify called the result reordered or duplicated.
+func TestProcessesShareOneLedger(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	const perWriter = 60
+	var cmds []*exec.Cmd
+	for range 2 {
+		cmd := helperCmd(t, helperEmitThenClose, path, helperCountEnv+"="+strconv.Itoa(perWriter))
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	// And one writer in this process, beside them.
+	a, err := OpenAudit(path, WithLedgerRotation(LedgerRotation{MaxBytes: sharedLedgerRotation}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range perWriter {
+		a.Emit(helperRecord(i))
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("a writer process: %v", err)
+		}
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 3 {
+		t.Fatalf("%d ledger files; the writers should have rotated it several times", len(files))
+	}
+	rep, err := ledger.Verify(files, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Break != nil {
+		t.Fatalf("the ledger written by three processes is broken: %v", rep.Break)
+	}
+	ends := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends += bytes.Count(data, []byte(`{"event":"tool_call_end"`))
+	}
+	if ends != 3*perWriter {
+		t.Errorf("%d tool_call_end records in the ledger, want %d (every writer's)", ends, 3*perWriter)
 	}
 }

@@ -20,6 +20,8 @@ func TestMain(m *testing.M) {
 		emitThenKill()
 	case helperEmitUntilKilled:
 		emitUntilKilled()
+	case helperEmitThenClose:
+		emitThenClose()
 	default:
 		fmt.Fprintf(os.Stderr, "unknown %s mode %q\n", helperEnv, mode)
 		os.Exit(2)

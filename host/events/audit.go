@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/toolgate/toolgate/host/ledger"
+	"github.com/toolgate/toolgate/internal/filelock"
 	"github.com/toolgate/toolgate/internal/safetext"
 )
 
@@ -38,7 +39,7 @@ import (
 // reordered or cut record shows (`toolgate audit verify`). Several
 // processes may write one ledger (toolgate serve, and a toolgate call on
 // the same configuration): each record is written holding a lock beside
-// the file (PATH.lock, see ledgerLock), after catching up with what the
+// the file (PATH.lock, see lock), after catching up with what the
 // others wrote or rotated. With WithLedgerRotation the file moves aside
 // when it is too large or old and the next one continues the chain; with
 // WithLedgerSigner checkpoints signed with an Ed25519 key are written
@@ -53,15 +54,22 @@ type AuditSink struct {
 	errsCount atomic.Uint64
 
 	mu        sync.Mutex
-	f         *os.File    // nil once closed
-	lock      *ledgerLock // nil for a device or pipe, which has no chain to share
-	regular   bool        // a regular file, which Close syncs (devices and pipes cannot be)
-	errLogged bool        // the first failure is logged, later ones only counted
+	f         *os.File // nil once closed
+	regular   bool     // a regular file, which Close syncs (devices and pipes cannot be)
+	errLogged bool     // the first failure is logged, later ones only counted
 	// lastErr is the failure of the latest record, nil once a record
 	// is written again (see Writable).
 	lastErr error
 
 	// the ledger
+	//
+	// lock is PATH.lock, which the writers of one ledger take turns to
+	// hold (filelock), so that each chains to the others' last record. It
+	// is a file of its own because rotation moves the ledger aside while
+	// it is held, and it is never removed, which would let two writers
+	// hold locks on two files. nil for a device or pipe, which has no
+	// chain to share.
+	lock     *os.File
 	rotate   LedgerRotation
 	signer   *ledger.Signer
 	every    int // records between checkpoints
@@ -137,37 +145,46 @@ func OpenAudit(path string, opts ...AuditOption) (*AuditSink, error) {
 	}
 	a.log = a.log.Named("audit").With("path", path)
 	if st, err := os.Stat(path); err != nil || st.Mode().IsRegular() {
-		l, err := openLedgerLock(path + ".lock")
+		l, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("open audit log: its lock file: %w; point audit_log at a file in a writable directory", err)
 		}
 		a.lock = l
 	}
-	release, err := a.holdLock()
-	if err != nil {
+	if err := a.lockLocked(); err != nil {
 		a.closeLock()
 		return nil, err
 	}
-	defer release()
-	if err := a.openLocked(""); err != nil {
+	err := a.openLocked("")
+	a.unlockLocked()
+	if err != nil {
 		a.closeLock()
 		return nil, err
 	}
 	return a, nil
 }
 
-// holdLock waits for the ledger's lock; without one (a device or pipe)
+// lockLocked waits for the ledger's lock; without one (a device or pipe)
 // it returns at once.
-func (a *AuditSink) holdLock() (release func(), err error) {
+func (a *AuditSink) lockLocked() error {
 	if a.lock == nil {
-		return func() {}, nil
+		return nil
 	}
-	return a.lock.hold()
+	if err := filelock.Lock(a.lock); err != nil {
+		return fmt.Errorf("lock %s: %w", a.lock.Name(), err)
+	}
+	return nil
+}
+
+func (a *AuditSink) unlockLocked() {
+	if a.lock != nil {
+		_ = filelock.Unlock(a.lock)
+	}
 }
 
 func (a *AuditSink) closeLock() {
 	if a.lock != nil {
-		_ = a.lock.close()
+		_ = a.lock.Close()
 		a.lock = nil
 	}
 }
@@ -316,12 +333,11 @@ func (a *AuditSink) Emit(e Event) {
 	if rec == nil {
 		return
 	}
-	release, err := a.holdLock()
-	if err != nil {
+	if err := a.lockLocked(); err != nil {
 		a.failLocked(fmt.Errorf("write %s event: %w", e.Kind(), err))
 		return
 	}
-	defer release()
+	defer a.unlockLocked()
 	if err := a.catchUpLocked(); err != nil {
 		a.failLocked(fmt.Errorf("write %s event: catch up with the audit log's other writers: %w", e.Kind(), err))
 		if a.f == nil {
@@ -509,14 +525,12 @@ func (a *AuditSink) Close() error {
 	if a.f == nil {
 		return nil
 	}
-	defer a.closeLock()
-	release, endErr := a.holdLock()
-	if endErr != nil {
-		release = func() {}
-	} else {
+	defer a.closeLock() // after the unlock below: closing drops the lock too
+	endErr := a.lockLocked()
+	if endErr == nil {
+		defer a.unlockLocked()
 		endErr = a.catchUpLocked()
 	}
-	defer release()
 	if a.f == nil { // lost in catching up
 		return fmt.Errorf("close audit log %s: %w", a.path, endErr)
 	}

@@ -6,8 +6,9 @@ import (
 	"context"
 	"errors"
 	"os"
-	"syscall"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/filelock"
 )
 
 // lockPoll is how often a waiting host retries a held lock. Holders keep
@@ -30,16 +31,16 @@ func lockFile(ctx context.Context, path string) (unlock func(), err error) {
 	ticker := time.NewTicker(lockPoll)
 	defer ticker.Stop()
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() {
-				_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-				_ = f.Close()
-			}, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+		locked, err := filelock.TryLock(f)
+		if err != nil {
 			_ = f.Close()
 			return nil, err
+		}
+		if locked {
+			return func() {
+				_ = filelock.Unlock(f)
+				_ = f.Close()
+			}, nil
 		}
 		select {
 		case <-ticker.C:

@@ -35,7 +35,9 @@ type Spec struct {
 type Process interface {
 	io.ReadWriteCloser
 	// Stderr returns the child's stderr stream. It reaches EOF when the
-	// child exits. Callers must drain it, or the child may block.
+	// child exits. Callers must drain it, or the child may block, and
+	// must call it before Close: a stream nobody has asked for by then is
+	// closed unread.
 	Stderr() io.Reader
 	// Wait blocks until the child exits and returns its exit error (nil on
 	// exit status 0), or ctx's error.

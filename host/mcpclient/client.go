@@ -383,11 +383,15 @@ func (c *Client) connect(ctx context.Context, version string) error {
 		c.proc, c.stderr, c.pumped = proc, tail, pumped
 		c.mu.Unlock()
 		secrets := envSecrets(c.opts.Stdio.Spec.Env)
+		// Taken here, not in the goroutine: a process closed before the
+		// pump first ran would otherwise see no reader and drop what the
+		// server wrote (a server that fails at once loses its last words).
+		stderr := proc.Stderr()
 		c.wg.Add(2)
 		go func() {
 			defer c.wg.Done()
 			defer close(pumped)
-			pumpStderr(proc.Stderr(), tail, c.log.Named("stderr"), secrets)
+			pumpStderr(stderr, tail, c.log.Named("stderr"), secrets)
 		}()
 		readEnded := make(chan struct{})
 		go func() {

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"fmt"
+	"iter"
 	"net/http"
 	"os"
 	"os/exec"
@@ -195,6 +196,20 @@ func percentile(d []time.Duration, p float64) time.Duration {
 	return s[min(len(s)-1, int(float64(len(s))*p))]
 }
 
+// inTurn yields the indexes of n sides for one round of a benchmark,
+// starting at side round mod n. A fixed order would always run one side
+// right after another, while the other's processes still finish its call
+// (the answer's last write, a GC cycle) on the same cores, and bias it.
+func inTurn(round, n int) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for k := range n {
+			if !yield((k + round) % n) {
+				return
+			}
+		}
+	}
+}
+
 // BenchmarkCallLatency calls echo on each side in turn, one call at a
 // time, and reports medians, tails and server CPU per call.
 func BenchmarkCallLatency(b *testing.B) {
@@ -211,12 +226,8 @@ func BenchmarkCallLatency(b *testing.B) {
 		o, t := bt.cpu()
 		own[i], cpu[i] = -o, -t
 	}
-	// Each round starts at the next side, so that no side is always the
-	// one that follows another's leftover work (its GC, its write of the
-	// answer's last bytes) on this machine's cores.
 	for round := 0; b.Loop(); round++ {
-		for k := range targets {
-			i := (k + round) % len(targets)
+		for i := range inTurn(round, len(targets)) {
 			t0 := time.Now()
 			targets[i].call(b, sessions[i])
 			lat[i] = append(lat[i], time.Since(t0))
@@ -279,9 +290,8 @@ func BenchmarkColdCall(b *testing.B) {
 		o, _ := bt.cpu()
 		own[i] = -o
 	}
-	for round := 0; b.Loop(); round++ { // rotated as in BenchmarkCallLatency
-		for k := range targets {
-			i := (k + round) % len(targets)
+	for round := 0; b.Loop(); round++ {
+		for i := range inTurn(round, len(targets)) {
 			lat[i] = append(lat[i], cold(targets[i]))
 		}
 	}
@@ -332,10 +342,9 @@ func BenchmarkThroughput8Sessions(b *testing.B) {
 		o, t := bt.cpu()
 		own[i], cpu[i] = -o, -t
 	}
-	calls, round := 0, 0
-	for b.Loop() {
-		for k := range targets {
-			i := (k + round) % len(targets)
+	calls := 0
+	for round := 0; b.Loop(); round++ {
+		for i := range inTurn(round, len(targets)) {
 			bt := targets[i]
 			var wg sync.WaitGroup
 			t0 := time.Now()
@@ -350,7 +359,6 @@ func BenchmarkThroughput8Sessions(b *testing.B) {
 			busy[i] += time.Since(t0)
 		}
 		calls += sessions * batch
-		round++
 	}
 	rate := make([]float64, len(targets))
 	for i, bt := range targets {
